@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Exit codes shared by every command.
+const (
+	ExitOK      = 0 // success
+	ExitFailure = 1 // the command ran and failed (or found something critical)
+	ExitUsage   = 2 // bad flags or arguments
+)
+
+// Env is what every command sees of the outside world. Tests build one with
+// buffers and a fake Getenv; Main builds it from the process.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// FullsendDir and Workspace are the values of the global flags after
+	// parsing, made absolute.
+	FullsendDir string
+	Workspace   string
+	Getenv      func(string) string
+}
+
+// ExitError makes a command exit with a specific code. When Err is nil nothing
+// is printed (the command has already said what it had to say).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageError marks errors caused by bad flags or arguments (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+var (
+	registryMu sync.Mutex
+	registry   []func(*Env) *cobra.Command
+)
+
+// register adds a top-level command constructor. Each command file calls it
+// from its own init function, so commands stay in their own files.
+func register(f func(*Env) *cobra.Command) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	registry = append(registry, f)
+}
+
+// IsTerminal reports whether w is a terminal (progress output and prompts are
+// only shown on terminals).
+func (e *Env) IsTerminal(w any) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// NewRoot builds the command tree for env.
+func NewRoot(env *Env) *cobra.Command {
+	var fullsendDir, workspace string
+	root := &cobra.Command{
+		Use:   "fullsend",
+		Short: "Run AI agents from verified, sandboxed harnesses",
+		Long: `fullsend runs AI agents from a harness: a YAML file naming an agent
+definition, skills, policies, schemas and scripts. Resources may be local paths
+or https URLs pinned by sha256. fullsend fetches the whole transitive closure
+safely, verifies every byte, scans it for prompt injection and secrets,
+provisions a sandbox, lays out the workspace and runs the agent inside it.
+
+Exit status: 0 on success, 1 on failure, 2 on bad usage.`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if env.FullsendDir, err = filepath.Abs(fullsendDir); err != nil {
+				return usageError{fmt.Errorf("--fullsend-dir %q: %w", fullsendDir, err)}
+			}
+			if workspace == "" {
+				workspace = "."
+			}
+			if env.Workspace, err = filepath.Abs(workspace); err != nil {
+				return usageError{fmt.Errorf("--workspace %q: %w", workspace, err)}
+			}
+			return nil
+		},
+	}
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&fullsendDir, "fullsend-dir", "./.fullsend", "the `DIR` holding config.yaml, harnesses, agents, skills and policies")
+	pf.StringVar(&workspace, "workspace", "", "the workspace `DIR` (cache root and run directories; default: current directory)")
+
+	registryMu.Lock()
+	ctors := append([]func(*Env) *cobra.Command(nil), registry...)
+	registryMu.Unlock()
+	for _, ctor := range ctors {
+		root.AddCommand(ctor(env))
+	}
+	return root
+}
+
+// Main runs the CLI and returns the process exit code. Errors are printed as
+// one line on stderr: "fullsend: <message>".
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, env, args)
+}
+
+func run(ctx context.Context, env *Env, args []string) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	root := NewRoot(env)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(env.Stderr, "fullsend: %s\n", oneLine(ee.Err.Error()))
+		}
+		return ee.Code
+	}
+	fmt.Fprintf(env.Stderr, "fullsend: %s\n", oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// isCobraUsage recognises the argument errors cobra builds itself.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "received ", "unknown flag", "unknown shorthand flag", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine folds a multi-line message onto one line so stderr stays one line
+// per error.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
