@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/fullsend-ai/fullsend/internal/config"
+)
+
+type configResult struct {
+	cfg *config.Config
+	err error
+}
+
+var (
+	configMu    sync.Mutex
+	configCache = map[string]configResult{}
+)
+
+// LoadConfig loads <FullsendDir>/config.yaml (defaults when absent), printing
+// its notices (ignored keys, warnings) once per Env on stderr.
+func (e *Env) LoadConfig() (*config.Config, error) {
+	return e.loadConfigFrom(e.FullsendDir)
+}
+
+// loadConfigFrom loads the config of a given fullsend dir, caching the result
+// per (Env, dir) so notices are printed once.
+func (e *Env) loadConfigFrom(dir string) (*config.Config, error) {
+	key := fmt.Sprintf("%p|%s", e, dir)
+	configMu.Lock()
+	defer configMu.Unlock()
+	if r, ok := configCache[key]; ok {
+		return r.cfg, r.err
+	}
+	cfg, notices, err := config.Load(dir)
+	for _, n := range notices {
+		fmt.Fprintf(e.Stderr, "fullsend: note: %s\n", n)
+	}
+	configCache[key] = configResult{cfg, err}
+	return cfg, err
+}

@@ -1,0 +1,34 @@
+// Package config owns the org configuration, <fullsend-dir>/config.yaml:
+// the org allowlist of remote resource prefixes, the domain allowlist and
+// private-network exemptions of the fetch layer, fetch limits, the fail mode
+// and scan thresholds, the sandbox backend and the forges.
+//
+// # Compatibility
+//
+// Real fullsend config files load unchanged. Their keys that concern the
+// runner are read; keys of fullsend features outside the runner (dispatch,
+// repos, roles, create_issues, inference, …) are accepted and reported with a
+// one-line notice. Any other unknown key is an error naming file, line and
+// key inside security: and forges: (where a typo could silently weaken
+// security) and a notice elsewhere.
+//
+// # Validation
+//
+// Every value is checked: prefixes are canonical https URLs ending in "/"
+// (ref.CanonicalPrefix), allowed_domains entries are host patterns
+// (netguard.CheckHostPattern), CIDRs parse, durations parse and are positive,
+// limits are positive, fail_mode is closed or open, forge types are github or
+// gitlab, API URLs are https, token_env values are environment variable
+// names, and the remote context-injection scan cannot be turned off.
+//
+// # Defaults
+//
+// A missing file is Default(): fail_mode closed, timeout 30s, 10 MiB, depth
+// 10, 50 resources, local ML threshold 0.92, remote 0.95, forges github.com
+// (https://api.github.com, GITHUB_TOKEN) and gitlab.com
+// (https://gitlab.com/api/v4, GITLAB_TOKEN). Forges listed in the file are
+// added to the defaults; listing github.com or gitlab.com replaces that
+// default.
+//
+// Errors are *yamlx.Error values ("file:line: field: reason").
+package config

@@ -1,0 +1,193 @@
+package frontmatter
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/fullsend-ai/fullsend/internal/yamlx"
+)
+
+// MaxSize bounds a frontmatter block.
+const MaxSize = 64 << 10
+
+// Frontmatter is a parsed frontmatter block.
+type Frontmatter struct {
+	Name         string
+	Description  string
+	Skills       []string       // agent definitions: skills it uses
+	Dependencies []string       // SKILL.md: skills it depends on (references)
+	Fields       map[string]any // every key, decoded
+	Body         []byte         // the document after the block
+	BodyLine     int            // 1-based line where Body starts
+	Present      bool           // the document had a frontmatter block
+	Notice       string         // set when the block was read leniently
+}
+
+// Split separates the frontmatter block from the body. ok is false when the
+// document has none (body is then the whole document). An opening "---"
+// without a closing line is an error.
+func Split(name string, data []byte) (front, body []byte, bodyLine int, ok bool, err error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	first, rest, found := bytes.Cut(data, []byte("\n"))
+	if strings.TrimRight(string(first), " \t\r") != "---" {
+		return nil, data, 1, false, nil
+	}
+	if !found {
+		return nil, nil, 0, false, &yamlx.Error{File: name, Line: 1, Err: fmt.Errorf("%w: frontmatter opened with --- is never closed", yamlx.ErrSyntax)}
+	}
+	off := 0
+	line := 2
+	for off <= len(rest) {
+		end := bytes.IndexByte(rest[off:], '\n')
+		var l []byte
+		next := len(rest) + 1
+		if end < 0 {
+			l = rest[off:]
+		} else {
+			l = rest[off : off+end]
+			next = off + end + 1
+		}
+		t := strings.TrimRight(string(l), " \t\r")
+		if t == "---" || t == "..." {
+			front = rest[:off]
+			if next <= len(rest) {
+				body = rest[next:]
+			}
+			if len(front) > MaxSize {
+				return nil, nil, 0, false, &yamlx.Error{File: name, Line: 1, Err: fmt.Errorf("%w: frontmatter over %d bytes", yamlx.ErrTooLarge, MaxSize)}
+			}
+			return front, body, line + 1, true, nil
+		}
+		if off > MaxSize {
+			break
+		}
+		off = next
+		line++
+	}
+	return nil, nil, 0, false, &yamlx.Error{File: name, Line: 1, Err: fmt.Errorf("%w: frontmatter opened with --- is never closed", yamlx.ErrSyntax)}
+}
+
+// Parse splits and decodes the frontmatter of data. A document without
+// frontmatter yields Present == false and the whole document as Body.
+func Parse(name string, data []byte) (*Frontmatter, error) {
+	front, body, bodyLine, ok, err := Split(name, data)
+	if err != nil {
+		return nil, err
+	}
+	fm := &Frontmatter{Body: body, BodyLine: bodyLine, Present: ok}
+	if !ok {
+		return fm, nil
+	}
+	// Line numbers inside the block are offset by the opening "---".
+	root, err := yamlx.Parse(name, append([]byte("\n"), front...))
+	if err != nil {
+		fixed, lines := quoteColons(front)
+		if len(lines) == 0 {
+			return nil, err
+		}
+		root2, err2 := yamlx.Parse(name, append([]byte("\n"), fixed...))
+		if err2 != nil {
+			return nil, err
+		}
+		root = root2
+		fm.Notice = fmt.Sprintf("%s: frontmatter is not valid YAML (unquoted ': ' in the value on line %s); read leniently with those values quoted", name, joinInts(lines))
+	}
+	if root == nil {
+		return fm, nil
+	}
+	if err := fm.decode(name, root); err != nil {
+		return nil, err
+	}
+	return fm, nil
+}
+
+func joinInts(l []int) string {
+	s := make([]string, len(l))
+	for i, n := range l {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (fm *Frontmatter) decode(name string, root *yaml.Node) error {
+	pairs, err := yamlx.Pairs(name, "", root)
+	if err != nil {
+		return err
+	}
+	fm.Fields = map[string]any{}
+	for _, kv := range pairs {
+		k, v := kv[0].Value, kv[1]
+		var x any
+		if err := v.Decode(&x); err != nil {
+			return yamlx.Errorf(name, v, k, yamlx.ErrValue, "%v", err)
+		}
+		fm.Fields[k] = x
+		switch k {
+		case "name":
+			fm.Name, err = yamlx.String(name, k, v)
+		case "description":
+			fm.Description, err = yamlx.String(name, k, v)
+		case "skills":
+			fm.Skills, err = stringList(name, k, v)
+		case "dependencies":
+			fm.Dependencies, err = stringList(name, k, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stringList accepts a YAML list or a comma-separated string.
+func stringList(file, field string, n *yaml.Node) ([]string, error) {
+	if n.Kind == yaml.ScalarNode && !yamlx.IsNull(n) {
+		var out []string
+		for _, s := range strings.Split(n.Value, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+	l, err := yamlx.Strings(file, field, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range l {
+		if strings.TrimSpace(s) == "" {
+			return nil, yamlx.Errorf(file, n.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue, "empty entry")
+		}
+	}
+	return l, nil
+}
+
+// quoteColons rewrites top-level "key: value" lines whose plain value
+// contains ": " (or ends with ":") into single-quoted values and returns the
+// 1-based frontmatter line numbers (counting the opening ---) it changed.
+func quoteColons(front []byte) ([]byte, []int) {
+	lines := strings.Split(string(front), "\n")
+	var changed []int
+	for i, l := range lines {
+		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '#' || l[0] == '-' {
+			continue
+		}
+		key, val, ok := strings.Cut(l, ": ")
+		if !ok || strings.ContainsAny(key, " \"'{[") {
+			continue
+		}
+		v := strings.TrimSpace(val)
+		if v == "" || strings.ContainsAny(v[:1], "\"'[{|>&*!%@`") {
+			continue
+		}
+		if !strings.Contains(v, ": ") && !strings.HasSuffix(v, ":") {
+			continue
+		}
+		lines[i] = key + ": '" + strings.ReplaceAll(v, "'", "''") + "'"
+		changed = append(changed, i+2)
+	}
+	return []byte(strings.Join(lines, "\n")), changed
+}

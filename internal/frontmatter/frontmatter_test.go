@@ -1,0 +1,149 @@
+package frontmatter
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/yamlx"
+)
+
+func TestParse(t *testing.T) {
+	doc := "---\nname: triage\ndescription: >-\n  Inspect an issue.\nskills:\n  - issue-labels  # comment\ndependencies:\n  - ../common/x#sha256=abc\ntools: Bash(gh,curl,jq), Skill\n---\n\nBody here.\n"
+	fm, err := Parse("a.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fm.Present || fm.Name != "triage" || fm.Description != "Inspect an issue." || fm.Notice != "" {
+		t.Fatalf("%+v", fm)
+	}
+	if !slices.Equal(fm.Skills, []string{"issue-labels"}) || !slices.Equal(fm.Dependencies, []string{"../common/x#sha256=abc"}) {
+		t.Fatalf("lists %+v", fm)
+	}
+	if fm.Fields["tools"] != "Bash(gh,curl,jq), Skill" {
+		t.Fatalf("fields %v", fm.Fields)
+	}
+	if string(fm.Body) != "\nBody here.\n" || fm.BodyLine != 11 {
+		t.Fatalf("body %q line %d", fm.Body, fm.BodyLine)
+	}
+}
+
+func TestNoFrontmatter(t *testing.T) {
+	fm, err := Parse("a.md", []byte("# Title\n---\n"))
+	if err != nil || fm.Present || string(fm.Body) != "# Title\n---\n" {
+		t.Fatalf("%+v %v", fm, err)
+	}
+}
+
+func TestSkillsAsString(t *testing.T) {
+	fm, err := Parse("a.md", []byte("---\nskills: a, b ,c\n---\n"))
+	if err != nil || !slices.Equal(fm.Skills, []string{"a", "b", "c"}) {
+		t.Fatalf("%+v %v", fm, err)
+	}
+}
+
+func TestLenientColons(t *testing.T) {
+	doc := "---\nname: x\ndescription: Use when: the build breaks. Don't panic\n---\nbody\n"
+	fm, err := Parse("SKILL.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fm.Description != "Use when: the build breaks. Don't panic" || fm.Name != "x" {
+		t.Fatalf("%+v", fm)
+	}
+	if !strings.Contains(fm.Notice, "SKILL.md: frontmatter is not valid YAML") || !strings.Contains(fm.Notice, "line 3") {
+		t.Fatalf("notice %q", fm.Notice)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+		err            error
+	}{
+		{"unclosed", "---\nname: x\n", "a.md:1", yamlx.ErrSyntax},
+		{"bad yaml", "---\nname: [x\n---\n", "a.md:", yamlx.ErrSyntax},
+		{"duplicate", "---\nname: x\nname: y\n---\n", "a.md:3: name", yamlx.ErrDuplicate},
+		{"skills mapping", "---\nskills: {a: 1}\n---\n", "a.md:2: skills", yamlx.ErrType},
+		{"empty dep", "---\ndependencies: ['']\n---\n", "a.md:2: dependencies[0]", yamlx.ErrValue},
+		{"too large", "---\nx: " + strings.Repeat("a", MaxSize+10) + "\n---\n", "a.md:1", yamlx.ErrTooLarge},
+		{"not mapping", "---\n- a\n---\n", "a.md:2", yamlx.ErrType},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("a.md", []byte(c.in))
+			if !errors.Is(err, c.err) || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %v prefixed %q", err, c.err, c.want)
+			}
+		})
+	}
+}
+
+func corpusFiles(t testing.TB) []string {
+	d := filepath.Join("..", "..", "..", "shared", "corpus", "fullsend-agents")
+	var out []string
+	for _, g := range []string{"agents/*.md", "skills/*/SKILL.md", "skills/*/*/SKILL.md"} {
+		m, _ := filepath.Glob(filepath.Join(d, g))
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		t.Fatalf("corpus missing under %s", d)
+	}
+	return out
+}
+
+func TestCorpus(t *testing.T) {
+	for _, f := range corpusFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fm, err := Parse(f, data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !fm.Present || fm.Name == "" || fm.Description == "" {
+			t.Errorf("%s: missing name/description: %+v", f, fm.Fields)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("---\nname: x\ndescription: Use when: y\nskills: [a]\n---\nbody"))
+	f.Add([]byte("---\ndependencies:\n  - ../x#sha256=00\n...\n"))
+	f.Add([]byte("no frontmatter"))
+	f.Add([]byte("---\n"))
+	for _, p := range corpusFiles(f) {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fm, err := Parse("f.md", data)
+		if err != nil {
+			var ye *yamlx.Error
+			if !errors.As(err, &ye) || fm != nil {
+				t.Fatalf("error %T %v, result %v", err, err, fm)
+			}
+			return
+		}
+		if !fm.Present {
+			if !strings.HasSuffix(string(data), string(fm.Body)) {
+				t.Fatal("body is not the document")
+			}
+			return
+		}
+		// The body is a suffix of the input, after the closing line.
+		if !strings.HasSuffix(string(data), string(fm.Body)) || fm.BodyLine < 3 {
+			t.Fatalf("body %q line %d", fm.Body, fm.BodyLine)
+		}
+		for _, s := range append(slices.Clone(fm.Skills), fm.Dependencies...) {
+			if strings.TrimSpace(s) == "" {
+				t.Fatal("empty list entry")
+			}
+		}
+	})
+}

@@ -1,0 +1,57 @@
+// Package harness owns the harness model: decoding a harness YAML file
+// strictly, composing base: chains and forge overlays, resolving local
+// references against the fullsend dir (and its layers), and validating every
+// rule a harness must satisfy before anything is fetched or run. It does no
+// network I/O: remote bases come in through LoadOptions.FetchBase.
+//
+// # Decoding
+//
+// Parse accepts every field of real fullsend harnesses (agent, doc, model,
+// image, policy, openshell.profiles, providers, role, slug, readonly_repo,
+// host_files{src,dest,expand,optional}, pre_script, post_script, skills,
+// plugins, validation_loop{script,schema,max_iterations},
+// env{runner,sandbox}, timeout_minutes, forge.<name> overlays with any forge
+// name) plus base, runtime, allowed_remote_resources, allow_runtime_fetch,
+// max_runtime_fetches and security{fail_mode, host_scanners, sandbox_hooks,
+// context_injection}. Any other key is an error naming file, line and field.
+//
+// # Composition
+//
+// Load follows base: (a local path or a pinned, allowlisted URL; at most
+// MaxBaseChain bases; a cycle is an error printing the cycle) and merges the
+// chain with Merge: child scalars win, skills replace by basename, lists
+// concatenate, host_files last-writer-wins per dest, env and forge merge per
+// key, security and readonly_repo keep the stricter value, and the effective
+// allowed_remote_resources is the union of the chain. References inside a
+// remote base are resolved against its URL (RFC 3986) before merging, so its
+// scripts become URLs and fail validation, and absolute local paths in it are
+// rejected. ApplyForge merges one forge overlay the same way.
+//
+// # Local references
+//
+// A relative reference resolves against Root (the fullsend dir) and then
+// each of Layers, most specific first (seed 000 "Inheritance and
+// Overrides": fullsend defaults → org .fullsend → per-repo .fullsend). It may
+// not escape the dir it is found in: ".." above it, symlinks with absolute
+// targets and symlinks leading out are rejected (ErrEscapes). Absolute paths
+// are used as-is. ${VAR} values (host_files src only) are expanded at run
+// time and not checked here.
+//
+// # Validation (Validate / Check)
+//
+//   - allowed_remote_resources entries are https URLs ending in "/" and each
+//     is within the org list of config.yaml;
+//   - allow_runtime_fetch / max_runtime_fetches need a non-empty
+//     allowed_remote_resources; max_runtime_fetches >= 1;
+//   - executable resources (pre_script, post_script, validation_loop.script,
+//     host_files src) must be local;
+//   - every URL reference is https, carries #sha256=<64 hex> and matches the
+//     effective allowlist after canonicalisation (package ref);
+//   - every local reference exists with the right type (skills and plugins
+//     are directories, a skill holds SKILL.md), except optional host files;
+//   - host_files dest values are clean absolute sandbox paths; env names are
+//     valid; image digests are sha256:<64 hex>.
+//
+// Errors are *yamlx.Error values, "file:line: field: reason", wrapping the
+// sentinels of this package and of package ref.
+package harness

@@ -1,0 +1,345 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/yamlx"
+)
+
+// Sentinel errors (wrapped; branch with errors.Is).
+var (
+	ErrExecutableRemote = errors.New("executable resources (scripts, validation scripts, host files) must be local, not URLs")
+	ErrNotFound         = errors.New("no such file or directory")
+	ErrWrongType        = errors.New("wrong file type")
+	ErrEscapes          = errors.New("path escapes the fullsend directory")
+	ErrRuntimeFetch     = errors.New("runtime fetch needs a non-empty allowed_remote_resources")
+	ErrOrgAllowlist     = errors.New("not within the org allowed_remote_resources (config.yaml)")
+	ErrRemoteBase       = errors.New("remote bases are fetched by `fullsend resolve`; run it (or `fullsend run`) instead")
+	ErrCycle            = errors.New("base: cycle")
+	ErrChainTooLong     = errors.New("base: chain too long")
+	ErrEnvNotAllowed    = errors.New("${VAR} references are only expanded in host_files src")
+)
+
+// LoadOptions configures Load.
+type LoadOptions struct {
+	// Root is the fullsend dir: relative references resolve against it and
+	// may not escape it. Default: FindRoot(path).
+	Root string
+	// Layers are further fullsend dirs, least specific first (fullsend
+	// defaults, then the org .fullsend). A relative path is looked up in
+	// Root first, then in Layers from last to first: the most specific file
+	// wins.
+	Layers []string
+	// Config supplies the org allowlist that remote bases must match.
+	// Default: config.Default().
+	Config *config.Config
+	// Forge, when set, applies that forge overlay after composition.
+	Forge string
+	// FetchBase returns the verified bytes of a remote base harness. When
+	// nil, a remote base is an error (ErrRemoteBase). Load re-checks the
+	// sha256 of what it returns.
+	FetchBase func(ctx context.Context, r ref.Ref) ([]byte, error)
+	// Context is passed to FetchBase (default context.Background()).
+	Context context.Context
+}
+
+// FindRoot guesses the fullsend dir of a harness file: the parent of its
+// directory when that directory is named "harness" (the .fullsend layout),
+// otherwise its directory.
+func FindRoot(harnessPath string) string {
+	abs, err := filepath.Abs(harnessPath)
+	if err != nil {
+		abs = harnessPath
+	}
+	dir := filepath.Dir(abs)
+	if filepath.Base(dir) == "harness" {
+		return filepath.Dir(dir)
+	}
+	return dir
+}
+
+// ReadFile reads a harness file, bounded by yamlx.MaxFileSize.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("harness %s: %w", path, unwrapPathErr(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("harness %s: %w", path, err)
+	}
+	return data, nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(err, os.ErrNotExist) {
+			return ErrNotFound
+		}
+		return pe.Err
+	}
+	return err
+}
+
+type link struct {
+	h   *Harness
+	key string // identity for cycle detection: real path or canonical URL
+	url string // canonical URL when remote
+}
+
+// Load reads the harness at path, follows its base: chain (local bases from
+// the fullsend dir, remote bases through opts.FetchBase), merges the chain
+// (see Merge) and applies opts.Forge. It does not validate references; call
+// Validate.
+func Load(path string, opts LoadOptions) (*Harness, error) {
+	if opts.Root == "" {
+		opts.Root = FindRoot(path)
+	}
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	layers := make([]string, 0, len(opts.Layers))
+	for _, l := range opts.Layers {
+		a, err := filepath.Abs(l)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, a)
+	}
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	first, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	first.Root, first.Layers = root, layers
+	key := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		key = real
+	}
+	chain := []link{{h: first, key: key}}
+	for cur := chain[0]; cur.h.Base != ""; cur = chain[len(chain)-1] {
+		field := "base"
+		pos := cur.h.Pos("base", "")
+		fail := func(err error) error {
+			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: err}
+		}
+		if len(chain) > MaxBaseChain {
+			return nil, fail(fmt.Errorf("%w: more than %d bases above %s", ErrChainTooLong, MaxBaseChain, path))
+		}
+		var next link
+		var r ref.Ref
+		if cur.url != "" {
+			r, err = ref.ResolveRef(cur.url, cur.h.Base)
+		} else {
+			r, err = ref.Parse(cur.h.Base)
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+		if r.Kind == ref.URL {
+			if err := r.RequireDigest(); err != nil {
+				return nil, fail(err)
+			}
+			allow := unionAllowlist(chain)
+			if err := ref.CheckSubset(allow, cfg.AllowedRemoteResources); err != nil {
+				return nil, fail(fmt.Errorf("%w: %w", ErrOrgAllowlist, err))
+			}
+			if _, err := ref.CheckAllowed(r, allow); err != nil {
+				return nil, fail(err)
+			}
+			if opts.FetchBase == nil {
+				return nil, fail(fmt.Errorf("%s: %w", r.URL, ErrRemoteBase))
+			}
+			b, err := opts.FetchBase(ctx, r)
+			if err != nil {
+				return nil, fail(err)
+			}
+			if got := ref.SHA256(b); got != r.Digest {
+				return nil, fail(fmt.Errorf("%s: sha256 %s does not match the pinned %s", r.URL, got, r.Digest))
+			}
+			bh, err := Parse(r.URL, b)
+			if err != nil {
+				return nil, err
+			}
+			if err := absolutize(bh, r.URL); err != nil {
+				return nil, err
+			}
+			next = link{h: bh, key: r.URL, url: r.URL}
+		} else {
+			p, err := resolveLocal(r, root, layers)
+			if err != nil {
+				return nil, fail(err)
+			}
+			if err := wantFile(p, false); err != nil {
+				return nil, fail(err)
+			}
+			b, err := ReadFile(p)
+			if err != nil {
+				return nil, fail(err)
+			}
+			bh, err := Parse(displayPath(p, root), b)
+			if err != nil {
+				return nil, err
+			}
+			k := p
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				k = real
+			}
+			next = link{h: bh, key: k}
+		}
+		for i, l := range chain {
+			if l.key == next.key {
+				names := make([]string, 0, len(chain)-i+1)
+				for _, c := range chain[i:] {
+					names = append(names, c.h.File)
+				}
+				names = append(names, next.h.File)
+				return nil, fail(fmt.Errorf("%w: %s", ErrCycle, strings.Join(names, " -> ")))
+			}
+		}
+		next.h.Root, next.h.Layers = root, layers
+		chain = append(chain, next)
+	}
+	merged := chain[len(chain)-1].h
+	for i := len(chain) - 2; i >= 0; i-- {
+		merged = Merge(merged, chain[i].h)
+	}
+	merged.File = first.File
+	merged.Base = first.Base
+	merged.Root, merged.Layers = root, layers
+	merged.Chain = make([]string, len(chain))
+	for i, l := range chain {
+		merged.Chain[i] = l.h.File
+	}
+	if opts.Forge != "" {
+		if err := merged.ApplyForge(opts.Forge); err != nil {
+			return nil, err
+		}
+	}
+	return merged, nil
+}
+
+func unionAllowlist(chain []link) []string {
+	var out []string
+	for _, l := range chain {
+		out = concat(out, l.h.AllowedRemoteResources)
+	}
+	return out
+}
+
+func displayPath(p, root string) string {
+	if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
+}
+
+// absolutize rewrites every reference of a harness fetched from baseURL
+// into an absolute URL (RFC 3986), so that after merging nothing in it
+// resolves against the local fullsend dir. Absolute local paths are
+// rejected: remote content never names host files.
+func absolutize(h *Harness, baseURL string) error {
+	fix := func(field string, p *string) error {
+		if *p == "" || strings.Contains(*p, "${") {
+			return nil
+		}
+		r, err := ref.ResolveRef(baseURL, *p)
+		if err != nil {
+			pos := h.Pos(field, *p)
+			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: err}
+		}
+		old := *p
+		*p = r.String()
+		if pos, ok := h.origins[field+"\x00"+old]; ok {
+			h.origins[field+"\x00"+*p] = pos
+		}
+		return nil
+	}
+	fixList := func(field string, l []string) error {
+		for i := range l {
+			if err := fix(field, &l[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var walk func(h *Harness, prefix string) error
+	walk = func(h *Harness, prefix string) error {
+		for _, f := range []struct {
+			name string
+			p    *string
+		}{{"base", &h.Base}, {"agent", &h.Agent}, {"doc", &h.Doc}, {"policy", &h.Policy}, {"pre_script", &h.PreScript}, {"post_script", &h.PostScript}} {
+			if err := fix(prefix+f.name, f.p); err != nil {
+				return err
+			}
+		}
+		for _, f := range []struct {
+			name string
+			l    []string
+		}{{"skills", h.Skills}, {"plugins", h.Plugins}, {"providers", h.Providers}, {"openshell.profiles", h.Openshell.Profiles}} {
+			if err := fixList(prefix+f.name, f.l); err != nil {
+				return err
+			}
+		}
+		if vl := h.ValidationLoop; vl != nil {
+			if err := fix(prefix+"validation_loop.schema", &vl.Schema); err != nil {
+				return err
+			}
+			if err := fix(prefix+"validation_loop.script", &vl.Script); err != nil {
+				return err
+			}
+		}
+		for i := range h.HostFiles {
+			if err := fix(prefix+"host_files", &h.HostFiles[i].Src); err != nil {
+				return err
+			}
+		}
+		for name, o := range h.Forge {
+			o.origins = h.origins // positions are shared under full names
+			if err := walk(o, prefix+"forge."+name+"."); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(h, ""); err != nil {
+		return err
+	}
+	// Overlay positions are looked up under plain names inside overlays.
+	for name, o := range h.Forge {
+		o.origins = rekey(filterPrefix(h.origins, "forge."+name+"."), "forge."+name+".")
+	}
+	return nil
+}
+
+func filterPrefix(m map[string]Pos, prefix string) map[string]Pos {
+	out := map[string]Pos{}
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+package harness
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Merge composes a child harness over its base (or a forge overlay over its
+// harness) and returns a new harness; neither input is modified.
+//
+//   - scalars: the child's value wins when the child sets it;
+//   - skills: base first, then child; a base entry whose basename equals a
+//     child entry's basename is replaced by it;
+//   - plugins, providers, openshell.profiles: base first, then child
+//     (exact duplicates dropped);
+//   - host_files: concatenated, the last entry for a given dest wins;
+//   - env.runner / env.sandbox: maps merged, child keys win;
+//   - validation_loop: per key, child wins;
+//   - forge: overlays merged per forge name with these same rules;
+//   - allowed_remote_resources: the union;
+//   - security and readonly_repo: the stricter value of each setting (closed
+//     over open, on over off), so a child never weakens its base. A child
+//     value that loses is reported in Notices.
+func Merge(base, child *Harness) *Harness {
+	m := &Harness{
+		File:   child.File,
+		Root:   child.Root,
+		Layers: child.Layers,
+		set:    map[string]bool{},
+	}
+	for k := range base.set {
+		m.set[k] = true
+	}
+	for k := range child.set {
+		m.set[k] = true
+	}
+	m.origins = maps.Clone(base.origins)
+	if m.origins == nil {
+		m.origins = map[string]Pos{}
+	}
+	maps.Copy(m.origins, child.origins)
+	m.Notices = append(slices.Clone(base.Notices), child.Notices...)
+
+	pick := func(field, b, c string) string {
+		if child.set[field] {
+			return c
+		}
+		return b
+	}
+	m.Base = child.Base
+	m.Agent = pick("agent", base.Agent, child.Agent)
+	m.Doc = pick("doc", base.Doc, child.Doc)
+	m.Model = pick("model", base.Model, child.Model)
+	m.Image = pick("image", base.Image, child.Image)
+	m.Runtime = pick("runtime", base.Runtime, child.Runtime)
+	m.Policy = pick("policy", base.Policy, child.Policy)
+	m.Role = pick("role", base.Role, child.Role)
+	m.Slug = pick("slug", base.Slug, child.Slug)
+	m.PreScript = pick("pre_script", base.PreScript, child.PreScript)
+	m.PostScript = pick("post_script", base.PostScript, child.PostScript)
+	m.TimeoutMinutes = base.TimeoutMinutes
+	if child.set["timeout_minutes"] {
+		m.TimeoutMinutes = child.TimeoutMinutes
+	}
+	m.AllowRuntimeFetch = base.AllowRuntimeFetch
+	if child.set["allow_runtime_fetch"] {
+		m.AllowRuntimeFetch = child.AllowRuntimeFetch
+	}
+	m.MaxRuntimeFetches = base.MaxRuntimeFetches
+	if child.set["max_runtime_fetches"] {
+		m.MaxRuntimeFetches = child.MaxRuntimeFetches
+	}
+	m.ReadonlyRepo = base.ReadonlyRepo || child.ReadonlyRepo
+	if base.ReadonlyRepo && child.set["readonly_repo"] && !child.ReadonlyRepo {
+		m.Notices = append(m.Notices, fmt.Sprintf("%s: readonly_repo: false ignored; the base sets true and a child cannot weaken it", child.File))
+	}
+
+	m.Skills = mergeSkills(base.Skills, child.Skills)
+	m.Plugins = concat(base.Plugins, child.Plugins)
+	m.Providers = concat(base.Providers, child.Providers)
+	m.Openshell.Profiles = concat(base.Openshell.Profiles, child.Openshell.Profiles)
+	m.AllowedRemoteResources = concat(base.AllowedRemoteResources, child.AllowedRemoteResources)
+	m.HostFiles = mergeHostFiles(base.HostFiles, child.HostFiles)
+	m.Env.Runner = mergeMap(base.Env.Runner, child.Env.Runner)
+	m.Env.Sandbox = mergeMap(base.Env.Sandbox, child.Env.Sandbox)
+
+	if base.ValidationLoop != nil || child.ValidationLoop != nil {
+		vl := &ValidationLoop{}
+		if base.ValidationLoop != nil {
+			*vl = *base.ValidationLoop
+		}
+		if c := child.ValidationLoop; c != nil {
+			if child.set["validation_loop.script"] {
+				vl.Script = c.Script
+			}
+			if child.set["validation_loop.schema"] {
+				vl.Schema = c.Schema
+			}
+			if child.set["validation_loop.max_iterations"] {
+				vl.MaxIterations = c.MaxIterations
+			}
+		}
+		m.ValidationLoop = vl
+	}
+
+	m.Security, m.Notices = mergeSecurity(base.Security, child.Security, child.File, m.Notices)
+
+	if len(base.Forge) > 0 || len(child.Forge) > 0 {
+		m.Forge = map[string]*Harness{}
+		for name, o := range base.Forge {
+			m.Forge[name] = o
+		}
+		for name, o := range child.Forge {
+			if b, ok := m.Forge[name]; ok {
+				m.Forge[name] = Merge(b, o)
+			} else {
+				m.Forge[name] = o
+			}
+		}
+	}
+	return m
+}
+
+func concat(a, b []string) []string {
+	if a == nil && b == nil {
+		return nil
+	}
+	out := make([]string, 0, len(a)+len(b))
+	for _, s := range append(slices.Clone(a), b...) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SkillName is the basename of a skill reference (path or URL, without its
+// #sha256= pin or trailing slash).
+func SkillName(s string) string {
+	if i := strings.LastIndexByte(s, '#'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimRight(s, "/")
+	return path.Base(s)
+}
+
+func mergeSkills(base, child []string) []string {
+	if base == nil && child == nil {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, c := range child {
+		names[SkillName(c)] = true
+	}
+	out := make([]string, 0, len(base)+len(child))
+	for _, b := range base {
+		if !names[SkillName(b)] {
+			out = append(out, b)
+		}
+	}
+	for _, c := range child {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func mergeHostFiles(base, child []HostFileSpec) []HostFileSpec {
+	all := append(slices.Clone(base), child...)
+	if len(all) == 0 {
+		return nil
+	}
+	out := make([]HostFileSpec, 0, len(all))
+	for i, hf := range all {
+		later := false
+		for _, n := range all[i+1:] {
+			if n.Dest == hf.Dest {
+				later = true
+				break
+			}
+		}
+		if !later {
+			out = append(out, hf)
+		}
+	}
+	return out
+}
+
+func mergeMap(a, b map[string]string) map[string]string {
+	if a == nil && b == nil {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+func stricterBool(b, c *bool) *bool {
+	switch {
+	case b == nil:
+		return c
+	case c == nil:
+		return b
+	}
+	v := *b || *c
+	return &v
+}
+
+func mergeSecurity(b, c Security, file string, notices []string) (Security, []string) {
+	var s Security
+	switch {
+	case b.FailMode == "closed" || c.FailMode == "closed":
+		s.FailMode = "closed"
+	case b.FailMode == "open" || c.FailMode == "open":
+		s.FailMode = "open"
+	}
+	if b.FailMode == "closed" && c.FailMode == "open" {
+		notices = append(notices, fmt.Sprintf("%s: security.fail_mode: open ignored; the base sets closed and a child cannot weaken it", file))
+	}
+	weak := func(name string, bv, cv *bool) {
+		if bv != nil && cv != nil && *bv && !*cv {
+			notices = append(notices, fmt.Sprintf("%s: security.%s: false ignored; the base sets true and a child cannot weaken it", file, name))
+		}
+	}
+	weak("host_scanners", b.HostScanners, c.HostScanners)
+	weak("context_injection", b.ContextInjection, c.ContextInjection)
+	s.HostScanners = stricterBool(b.HostScanners, c.HostScanners)
+	s.ContextInjection = stricterBool(b.ContextInjection, c.ContextInjection)
+	if b.SandboxHooks != nil || c.SandboxHooks != nil {
+		s.SandboxHooks = map[string]bool{}
+		for _, k := range sortedKeys(b.SandboxHooks) {
+			s.SandboxHooks[k] = b.SandboxHooks[k]
+		}
+		for _, k := range sortedKeys(c.SandboxHooks) {
+			v := c.SandboxHooks[k]
+			if prev, ok := s.SandboxHooks[k]; ok && prev && !v {
+				notices = append(notices, fmt.Sprintf("%s: security.sandbox_hooks.%s: false ignored; the base sets true and a child cannot weaken it", file, k))
+				continue
+			}
+			s.SandboxHooks[k] = v || s.SandboxHooks[k]
+		}
+	}
+	return s, notices
+}

@@ -1,0 +1,26 @@
+// Package netguard is the single place where fullsend decides whether an
+// address or host name is internal, a cloud metadata endpoint, or matched by
+// an allowed_domains pattern.
+//
+// SECURITY: these are pure functions (no DNS, no I/O) used by the fetch
+// client, the scanners, the sandbox proxy and the runtime fetch service. Do
+// not classify IPs or match host patterns anywhere else; a change here
+// changes what fullsend will connect to.
+//
+// # Internal addresses
+//
+// IsInternal reports true for: 0.0.0.0/8, 127.0.0.0/8, 10.0.0.0/8,
+// 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 169.254.0.0/16,
+// 198.18.0.0/15, 224.0.0.0/4, 240.0.0.0/4 (which includes 255.255.255.255),
+// ::, ::1, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 100::/64, 64:ff9b:1::/48,
+// and any IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64
+// (64:ff9b::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d) or 6to4 (2002:AABB:CCDD::) form of an internal IPv4
+// address. Invalid addresses are internal (fail closed).
+//
+// # Host patterns
+//
+// An allowed_domains entry is either an exact host ("github.com", an IPv4
+// literal, or an IPv6 literal without brackets) or "*.suffix", which matches
+// strict subdomains of suffix only, never suffix itself. Matching ignores case
+// and one trailing dot. A wildcard over a single label ("*.com") is rejected.
+package netguard

@@ -1,0 +1,77 @@
+package yamlx
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name, in string
+		err      error
+		want     string
+	}{
+		{"syntax", "a: [1\nb: 2\n", ErrSyntax, "f.yaml:"},
+		{"duplicate", "a: 1\nb: 2\na: 3\n", ErrDuplicate, "f.yaml:3: a: duplicate key: first set on line 1"},
+		{"nested duplicate", "a:\n  x: 1\n  x: 2\n", ErrDuplicate, "f.yaml:3: a.x"},
+		{"alias", "a: &x 1\nb: *x\n", ErrValue, "f.yaml:2: b"},
+		{"merge", "a: &x {k: 1}\nb:\n  <<: {k: 2}\n", ErrValue, "f.yaml:3: b"},
+		{"not mapping", "- a\n", ErrType, "f.yaml:1"},
+		{"too large", strings.Repeat("#", MaxFileSize+1), ErrTooLarge, "f.yaml"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", []byte(c.in))
+			if !errors.Is(err, c.err) || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %v prefixed %q", err, c.err, c.want)
+			}
+		})
+	}
+	n, err := Parse("f.yaml", []byte("---\n# only a comment\n"))
+	if err != nil || n != nil {
+		t.Fatalf("empty doc: %v %v", n, err)
+	}
+}
+
+func TestScalars(t *testing.T) {
+	root, err := Parse("f.yaml", []byte("s: hi\nn: 5\nb: true\nd: 30s\nl: [a, 1]\nm: {k: v}\nbad: [x]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, _ := Pairs("f.yaml", "", root)
+	vals := map[string]int{}
+	for i, p := range pairs {
+		vals[p[0].Value] = i
+	}
+	if s, _ := String("f", "s", pairs[vals["s"]][1]); s != "hi" {
+		t.Fatal("String")
+	}
+	if n, _ := Int("f", "n", pairs[vals["n"]][1]); n != 5 {
+		t.Fatal("Int")
+	}
+	if b, _ := Bool("f", "b", pairs[vals["b"]][1]); !b {
+		t.Fatal("Bool")
+	}
+	if d, _ := Duration("f", "d", pairs[vals["d"]][1]); d.Seconds() != 30 {
+		t.Fatal("Duration")
+	}
+	if l, _ := Strings("f", "l", pairs[vals["l"]][1]); len(l) != 2 || l[1] != "1" {
+		t.Fatal("Strings")
+	}
+	if m, _ := StringMap("f", "m", pairs[vals["m"]][1]); m["k"] != "v" {
+		t.Fatal("StringMap")
+	}
+	if _, err := String("f", "bad", pairs[vals["bad"]][1]); !errors.Is(err, ErrType) || !strings.Contains(err.Error(), "f:7: bad") {
+		t.Fatalf("String(list) err = %v", err)
+	}
+	if _, err := Int("f", "s", pairs[vals["s"]][1]); !errors.Is(err, ErrType) {
+		t.Fatal("Int(hi)")
+	}
+	if _, err := Duration("f", "s", pairs[vals["s"]][1]); !errors.Is(err, ErrValue) {
+		t.Fatal("Duration(hi)")
+	}
+	if _, err := Bool("f", "n", pairs[vals["n"]][1]); !errors.Is(err, ErrType) {
+		t.Fatal("Bool(5)")
+	}
+}
