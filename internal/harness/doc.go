@@ -25,7 +25,19 @@
 // allowed_remote_resources is the union of the chain. References inside a
 // remote base are resolved against its URL (RFC 3986) before merging, so its
 // scripts become URLs and fail validation, and absolute local paths in it are
-// rejected. ApplyForge merges one forge overlay the same way.
+// rejected. Remote content may not name host environment variables: a
+// ${VAR} in any reference (a host file source, a script) or env value of a
+// remote harness fails with ErrRemoteExpansion, since it would let the
+// remote author choose which host files or secrets reach the sandbox; the
+// local harness that uses it as a base declares such entries. ApplyForge
+// merges one forge overlay the same way.
+//
+// LoadRemote does the same for a top-level harness given as a pinned URL:
+// its bytes are re-checked against the pin (ErrDigestMismatch), its
+// references are resolved against its URL exactly as a remote base's, its
+// base: chain is followed and merged, and the result is validated at once.
+// Its allowlist is the union of the chain's lists only: where the harness
+// lives grants nothing. It has no local fullsend dir (ErrNoLocalDir).
 //
 // # Local references
 //

@@ -26,9 +26,17 @@ var (
 	ErrCycle            = errors.New("base: cycle")
 	ErrChainTooLong     = errors.New("base: chain too long")
 	ErrEnvNotAllowed    = errors.New("${VAR} references are only expanded in host_files src")
+	ErrDigestMismatch   = errors.New("sha256 does not match the pinned digest")
+	ErrNoLocalDir       = errors.New("a harness loaded from a URL has no local fullsend dir")
+	// ErrRemoteExpansion: remote content may not name host environment
+	// variables. ${VAR} in a reference (a host file, a script) or in an env
+	// value of a remote harness would let the remote author choose which
+	// host files or secrets reach the sandbox; declare such entries in a
+	// local harness that uses the remote one as its base.
+	ErrRemoteExpansion = errors.New("${VAR} expansion is not allowed in remote content (declare the entry in a local harness)")
 )
 
-// LoadOptions configures Load.
+// LoadOptions configures Load and LoadRemote.
 type LoadOptions struct {
 	// Root is the fullsend dir: relative references resolve against it and
 	// may not escape it. Default: FindRoot(path).
@@ -117,10 +125,6 @@ func Load(path string, opts LoadOptions) (*Harness, error) {
 		}
 		layers = append(layers, a)
 	}
-	cfg := opts.Config
-	if cfg == nil {
-		cfg = config.Default()
-	}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -133,12 +137,77 @@ func Load(path string, opts LoadOptions) (*Harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	first.Root, first.Layers = root, layers
 	key := path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		key = real
 	}
-	chain := []link{{h: first, key: key}}
+	return compose(ctx, link{h: first, key: key}, root, layers, opts)
+}
+
+// LoadRemote composes a top-level harness fetched from the pinned URL r
+// (canonical URL and digest) whose verified bytes are data. It treats the
+// harness as Load treats a remote base: every reference in it is resolved
+// against r.URL (RFC 3986; an absolute local path is ref.ErrLocalInRemote),
+// its base: chain is followed through opts.FetchBase, the chain is merged
+// and opts.Forge applied. The effective allowed_remote_resources is the
+// union of the chain's own lists; the harness's location grants nothing.
+//
+// Unlike Load, LoadRemote validates the result against opts.Config (see
+// Validate): nothing in it resolves locally, so this does no file I/O, and
+// an executable field that became a URL fails with ErrExecutableRemote.
+// opts.Root, opts.Layers and opts.Context are ignored (ctx is handed to
+// FetchBase); the result has no Root, and Resolve refuses local lookups
+// on it (ErrNoLocalDir). sha256(data) is checked against r.Digest again
+// (ErrDigestMismatch), and r must be the canonical form of its URL.
+func LoadRemote(ctx context.Context, r ref.Ref, data []byte, opts LoadOptions) (*Harness, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if r.Kind != ref.URL {
+		return nil, fmt.Errorf("harness %q: LoadRemote needs a URL reference", r.String())
+	}
+	// Re-parse: the canonical URL and digest of the reference govern, not
+	// whatever a hand-built Ref carries.
+	rp, err := ref.Parse(r.String())
+	if err != nil {
+		return nil, fmt.Errorf("harness %w", err)
+	}
+	if err := rp.RequireDigest(); err != nil {
+		return nil, fmt.Errorf("harness %w", err)
+	}
+	if rp.Kind != ref.URL || rp.URL != r.URL {
+		return nil, fmt.Errorf("harness %s: not a canonical URL (canonical form: %s)", r.URL, rp.URL)
+	}
+	if got := ref.SHA256(data); got != rp.Digest {
+		return nil, fmt.Errorf("harness %s: %w (got %s, want %s)", rp.URL, ErrDigestMismatch, got, rp.Digest)
+	}
+	first, err := Parse(rp.URL, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := absolutize(first, rp.URL); err != nil {
+		return nil, err
+	}
+	h, err := compose(ctx, link{h: first, key: rp.URL, url: rp.URL}, "", nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Validate(opts.Config); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// compose follows the base: chain above first (parsed, and absolutised
+// when remote), merges it child over base and applies opts.Forge. root and
+// layers are where local bases are looked up.
+func compose(ctx context.Context, first link, root string, layers []string, opts LoadOptions) (*Harness, error) {
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	first.h.Root, first.h.Layers = root, layers
+	chain := []link{first}
 	for cur := chain[0]; cur.h.Base != ""; cur = chain[len(chain)-1] {
 		field := "base"
 		pos := cur.h.Pos("base", "")
@@ -146,10 +215,25 @@ func Load(path string, opts LoadOptions) (*Harness, error) {
 			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: err}
 		}
 		if len(chain) > MaxBaseChain {
-			return nil, fail(fmt.Errorf("%w: more than %d bases above %s", ErrChainTooLong, MaxBaseChain, path))
+			return nil, fail(fmt.Errorf("%w: more than %d bases above %s", ErrChainTooLong, MaxBaseChain, first.h.File))
+		}
+		// cycle is checked before anything is fetched or read.
+		cycle := func(key, file string) error {
+			for i, l := range chain {
+				if l.key == key {
+					names := make([]string, 0, len(chain)-i+1)
+					for _, c := range chain[i:] {
+						names = append(names, c.h.File)
+					}
+					names = append(names, file)
+					return fail(fmt.Errorf("%w: %s", ErrCycle, strings.Join(names, " -> ")))
+				}
+			}
+			return nil
 		}
 		var next link
 		var r ref.Ref
+		var err error
 		if cur.url != "" {
 			r, err = ref.ResolveRef(cur.url, cur.h.Base)
 		} else {
@@ -169,6 +253,9 @@ func Load(path string, opts LoadOptions) (*Harness, error) {
 			if _, err := ref.CheckAllowed(r, allow); err != nil {
 				return nil, fail(err)
 			}
+			if err := cycle(r.URL, r.URL); err != nil {
+				return nil, err
+			}
 			if opts.FetchBase == nil {
 				return nil, fail(fmt.Errorf("%s: %w", r.URL, ErrRemoteBase))
 			}
@@ -177,7 +264,7 @@ func Load(path string, opts LoadOptions) (*Harness, error) {
 				return nil, fail(err)
 			}
 			if got := ref.SHA256(b); got != r.Digest {
-				return nil, fail(fmt.Errorf("%s: sha256 %s does not match the pinned %s", r.URL, got, r.Digest))
+				return nil, fail(fmt.Errorf("%s: %w (got %s, want %s)", r.URL, ErrDigestMismatch, got, r.Digest))
 			}
 			bh, err := Parse(r.URL, b)
 			if err != nil {
@@ -188,12 +275,23 @@ func Load(path string, opts LoadOptions) (*Harness, error) {
 			}
 			next = link{h: bh, key: r.URL, url: r.URL}
 		} else {
+			if root == "" {
+				// Unreachable: a remote harness's base is absolutised.
+				return nil, fail(fmt.Errorf("%q: %w", cur.h.Base, ErrNoLocalDir))
+			}
 			p, err := resolveLocal(r, root, layers)
 			if err != nil {
 				return nil, fail(err)
 			}
 			if err := wantFile(p, false); err != nil {
 				return nil, fail(err)
+			}
+			k := p
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				k = real
+			}
+			if err := cycle(k, displayPath(p, root)); err != nil {
+				return nil, err
 			}
 			b, err := ReadFile(p)
 			if err != nil {
@@ -203,21 +301,7 @@ func Load(path string, opts LoadOptions) (*Harness, error) {
 			if err != nil {
 				return nil, err
 			}
-			k := p
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				k = real
-			}
 			next = link{h: bh, key: k}
-		}
-		for i, l := range chain {
-			if l.key == next.key {
-				names := make([]string, 0, len(chain)-i+1)
-				for _, c := range chain[i:] {
-					names = append(names, c.h.File)
-				}
-				names = append(names, next.h.File)
-				return nil, fail(fmt.Errorf("%w: %s", ErrCycle, strings.Join(names, " -> ")))
-			}
 		}
 		next.h.Root, next.h.Layers = root, layers
 		chain = append(chain, next)
@@ -226,8 +310,8 @@ func Load(path string, opts LoadOptions) (*Harness, error) {
 	for i := len(chain) - 2; i >= 0; i-- {
 		merged = Merge(merged, chain[i].h)
 	}
-	merged.File = first.File
-	merged.Base = first.Base
+	merged.File = first.h.File
+	merged.Base = first.h.Base
 	merged.Root, merged.Layers = root, layers
 	merged.Chain = make([]string, len(chain))
 	for i, l := range chain {
@@ -262,8 +346,12 @@ func displayPath(p, root string) string {
 // rejected: remote content never names host files.
 func absolutize(h *Harness, baseURL string) error {
 	fix := func(field string, p *string) error {
-		if *p == "" || strings.Contains(*p, "${") {
+		if *p == "" {
 			return nil
+		}
+		if strings.Contains(*p, "${") {
+			pos := h.Pos(field, *p)
+			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteExpansion}
 		}
 		r, err := ref.ResolveRef(baseURL, *p)
 		if err != nil {
@@ -314,6 +402,18 @@ func absolutize(h *Harness, baseURL string) error {
 		for i := range h.HostFiles {
 			if err := fix(prefix+"host_files", &h.HostFiles[i].Src); err != nil {
 				return err
+			}
+		}
+		for _, e := range []struct {
+			name string
+			m    map[string]string
+		}{{"env.runner", h.Env.Runner}, {"env.sandbox", h.Env.Sandbox}} {
+			for _, k := range sortedKeys(e.m) {
+				if strings.Contains(e.m[k], "${") {
+					field := prefix + e.name + "." + k
+					pos := h.Pos(field, e.m[k])
+					return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteExpansion}
+				}
 			}
 		}
 		for name, o := range h.Forge {

@@ -15,7 +15,8 @@ import (
 // directory on disk: an absolute path as-is, a relative one against Root and
 // then Layers (most specific first; the first that exists wins), contained
 // in that dir (no "..", no absolute symlinks, no symlinks leading out). A
-// URL is an error.
+// URL is an error, and so is any lookup on a harness loaded from a URL
+// without a Root (ErrNoLocalDir).
 func (h *Harness) Resolve(value string) (string, error) {
 	r, err := ref.Parse(value)
 	if err != nil {
@@ -26,6 +27,9 @@ func (h *Harness) Resolve(value string) (string, error) {
 	}
 	root := h.Root
 	if root == "" {
+		if k, err := ref.Classify(h.File); err == nil && k == ref.URL {
+			return "", fmt.Errorf("%q: %w", value, ErrNoLocalDir)
+		}
 		root = FindRoot(h.File)
 	}
 	return resolveLocal(r, root, h.Layers)

@@ -10,12 +10,17 @@
 // # Internal addresses
 //
 // IsInternal reports true for: 0.0.0.0/8, 127.0.0.0/8, 10.0.0.0/8,
-// 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 169.254.0.0/16,
+// 172.16.0.0/12, 192.168.0.0/16, 192.0.0.0/24, 100.64.0.0/10, 169.254.0.0/16,
 // 198.18.0.0/15, 224.0.0.0/4, 240.0.0.0/4 (which includes 255.255.255.255),
 // ::, ::1, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 100::/64, 64:ff9b:1::/48,
-// and any IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64
-// (64:ff9b::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d) or 6to4 (2002:AABB:CCDD::) form of an internal IPv4
-// address. Invalid addresses are internal (fail closed).
+// all of Teredo (2001::/32, a tunnel to the IPv4 addresses it embeds), and
+// any IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64
+// (64:ff9b::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), 6to4
+// (2002:AABB:CCDD::) or ISATAP (PREFIX::[2]00:5efe:a.b.c.d) form of an
+// internal IPv4 address. The reason names the form and the IPv4 range
+// (Teredo's client address, stored inverted, included), so IsMetadata also
+// sees a metadata address behind any of these forms. Invalid addresses are
+// internal (fail closed).
 //
 // # Host patterns
 //
@@ -23,4 +28,7 @@
 // literal, or an IPv6 literal without brackets) or "*.suffix", which matches
 // strict subdomains of suffix only, never suffix itself. Matching ignores case
 // and one trailing dot. A wildcard over a single label ("*.com") is rejected.
+// A host with surrounding space, an empty label, or any byte other than
+// ASCII letters, digits, '-', '_' and '.' (IP literals aside) matches
+// nothing, so "\x00x.example.com" cannot pass for a subdomain.
 package netguard

@@ -18,6 +18,7 @@ var v4Ranges = []rng{
 	{netip.MustParsePrefix("10.0.0.0/8"), "private (10.0.0.0/8)"},
 	{netip.MustParsePrefix("172.16.0.0/12"), "private (172.16.0.0/12)"},
 	{netip.MustParsePrefix("192.168.0.0/16"), "private (192.168.0.0/16)"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignments (192.0.0.0/24)"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT (100.64.0.0/10)"},
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local (169.254.0.0/16)"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (198.18.0.0/15)"},
@@ -37,13 +38,15 @@ var v6Ranges = []rng{
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64 (64:ff9b:1::/48)"},
 }
 
-// Prefixes carrying an embedded IPv4 address in their low 32 bits (or, for
-// 6to4, bits 16..47).
+// Prefixes carrying an embedded IPv4 address in their low 32 bits (for
+// 6to4, bits 16..47; for Teredo, the client address inverted in the low 32
+// bits).
 var (
 	compat4 = netip.MustParsePrefix("::/96")
 	nat64   = netip.MustParsePrefix("64:ff9b::/96")
 	sixTo4  = netip.MustParsePrefix("2002::/16")
 	siit    = netip.MustParsePrefix("::ffff:0:0:0/96")
+	teredo  = netip.MustParsePrefix("2001::/32")
 )
 
 // IsInternal reports whether a must never be dialled by fullsend on behalf
@@ -73,6 +76,12 @@ func IsInternal(a netip.Addr) (bool, string) {
 			return true, kind + " " + why
 		}
 	}
+	// A Teredo address is a tunnel to the IPv4 server and client it
+	// names: never a place a resource lives, and a way around the IPv4
+	// rules. The whole prefix is internal, whatever it embeds.
+	if teredo.Contains(a) {
+		return true, "Teredo (2001::/32)"
+	}
 	return false, ""
 }
 
@@ -86,7 +95,9 @@ func internal4(a netip.Addr) (bool, string) {
 }
 
 // Embedded4 extracts the IPv4 address carried by an IPv4-mapped,
-// IPv4-compatible, NAT64 (64:ff9b::/96) or 6to4 (2002::/16) IPv6 address,
+// IPv4-compatible, NAT64 (64:ff9b::/96), IPv4-translated, 6to4 (2002::/16),
+// Teredo (2001::/32, the client address, stored inverted) or ISATAP
+// (interface identifier 0:5efe or 200:5efe under any prefix) IPv6 address,
 // naming the form.
 func Embedded4(a netip.Addr) (netip.Addr, string, bool) {
 	if !a.Is6() {
@@ -105,6 +116,10 @@ func Embedded4(a netip.Addr) (netip.Addr, string, bool) {
 		return netip.AddrFrom4([4]byte(b[12:16])), "IPv4-translated", true
 	case sixTo4.Contains(a):
 		return netip.AddrFrom4([4]byte(b[2:6])), "6to4", true
+	case teredo.Contains(a):
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), "Teredo", true
+	case (b[8] == 0 || b[8] == 2) && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe:
+		return netip.AddrFrom4([4]byte(b[12:16])), "ISATAP", true
 	}
 	return netip.Addr{}, "", false
 }
@@ -216,11 +231,12 @@ func CheckHostPattern(p string) error {
 
 // MatchHost returns the index of the first pattern matching host (a host
 // name or IP literal; a port or brackets are stripped). Invalid patterns never
-// match. "*.example.com" matches "a.example.com" and "a.b.example.com" but not
+// match, nor does a host with surrounding space or any byte outside ASCII
+// letters, digits, '-', '_' and '.' (unless it is an IP literal). "*.example.com" matches "a.example.com" and "a.b.example.com" but not
 // "example.com".
 func MatchHost(host string, patterns []string) (int, bool) {
 	h := normalizeHost(host)
-	if h == "" {
+	if h == "" || strings.TrimSpace(host) != host || !matchableHost(h) {
 		return -1, false
 	}
 	for i, p := range patterns {
@@ -239,6 +255,31 @@ func MatchHost(host string, patterns []string) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+// matchableHost reports whether h (normalised) is an IP literal or a DNS
+// name made only of ASCII letters, digits, '-', '_' and non-empty labels:
+// a host with spaces, NUL or other bytes a resolver might cut or
+// reinterpret ("\x00x.example.com" ends in ".example.com") never matches.
+func matchableHost(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	if len(h) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(h, ".") {
+		if l == "" || len(l) > 63 {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // InPrefixes reports whether a (unmapped from IPv4-mapped form, zone

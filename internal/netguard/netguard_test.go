@@ -59,6 +59,22 @@ var internalTests = []struct {
 	{"2002:808:808::", false, ""},
 	{"2606:4700:4700::1111", false, ""},
 	{"2001:db8::1", false, ""},
+	// 192.0.0.0/24 holds the Oracle Cloud metadata address.
+	{"192.0.0.1", true, "IETF protocol assignments"},
+	{"::ffff:192.0.0.192", true, "IPv4-mapped IETF"},
+	{"192.0.1.1", false, ""},
+	// Teredo: the client IPv4 address is stored inverted (127.0.0.1 ->
+	// 80ff:fffe); the whole prefix is internal whatever it embeds.
+	{"2001:0:4136:e378:8000:63bf:80ff:fffe", true, "Teredo loopback"},
+	{"2001:0:4136:e378:8000:63bf:f5ff:fffe", true, "Teredo private (10.0.0.0/8)"},
+	{"2001:0:4136:e378:8000:63bf:5601:5601", true, "Teredo link-local"},
+	{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", true, "Teredo (2001::/32)"},
+	{"2001:1::1", false, ""}, // outside 2001::/32
+	// ISATAP: interface identifier [02]00:5efe + IPv4, under any prefix.
+	{"2001:db8:1:2:0:5efe:10.0.0.1", true, "ISATAP private (10.0.0.0/8)"},
+	{"2001:db8:1:2:200:5efe:127.0.0.1", true, "ISATAP loopback"},
+	{"2001:db8:1:2:0:5efe:8.8.8.8", false, ""},
+	{"2001:db8:1:2:300:5efe:10.0.0.1", false, ""}, // not an ISATAP identifier
 }
 
 func TestIsInternal(t *testing.T) {
@@ -79,7 +95,8 @@ func TestIsInternal(t *testing.T) {
 func TestIsMetadata(t *testing.T) {
 	yes := []string{"169.254.169.254", "169.254.169.254:80", "[fd00:ec2::254]", "fd00:ec2::254",
 		"metadata.google.internal", "METADATA.google.internal.", "100.100.100.200", "::ffff:169.254.169.254",
-		"[::ffff:a9fe:a9fe]:80", "169.254.170.2", "192.0.0.192", "metadata.goog", "64:ff9b::169.254.169.254"}
+		"[::ffff:a9fe:a9fe]:80", "169.254.170.2", "192.0.0.192", "metadata.goog", "64:ff9b::169.254.169.254",
+		"2001:0:4136:e378:8000:63bf:5601:5601", "[2001:db8::5efe:a9fe:a9fe]", "2002:a9fe:a9fe::1"}
 	for _, h := range yes {
 		if !IsMetadata(h) {
 			t.Errorf("IsMetadata(%q) = false", h)
@@ -130,6 +147,15 @@ func TestMatchHost(t *testing.T) {
 		{"2001:0db8::0001", 2},
 		{"[2001:db8::1]:8443", 2},
 		{"bad pattern", -1},
+		// Hosts a resolver might cut or reinterpret never match.
+		{"\x00pages.github.io", -1},
+		{"pages.github.io\x00", -1},
+		{" github.com", -1},
+		{"github.com\t", -1},
+		{"a b.github.io", -1},
+		{"p\u00e4ges.github.io", -1},
+		{"pages\u3002github.io", -1},
+		{"a..github.io", -1},
 		{"", -1},
 	}
 	for _, c := range cases {

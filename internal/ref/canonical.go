@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxURLLength bounds every URL this package accepts.
@@ -208,7 +209,38 @@ func normalizeEscapes(s string, query bool) (string, error) {
 		}
 		b.WriteByte(c)
 	}
-	return b.String(), nil
+	out := b.String()
+	if err := checkDecoded(out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// checkDecoded rejects a path or query whose percent-escapes decode to a
+// control character (NUL, CR, LF, ...) or to bytes that are not valid
+// UTF-8. The latter covers overlong forms such as "%C0%AE" ("." to a lax
+// decoder) and "%C0%AF" ("/"), which would let a server see dot segments
+// that this package never saw. s holds only well-formed escapes.
+func checkDecoded(s string) error {
+	if strings.IndexByte(s, '%') < 0 {
+		return nil
+	}
+	dec := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' {
+			c = unhex(s[i+1])<<4 | unhex(s[i+2])
+			i += 2
+			if c < 0x20 || c == 0x7f {
+				return ErrSyntax
+			}
+		}
+		dec = append(dec, c)
+	}
+	if !utf8.Valid(dec) {
+		return ErrSyntax
+	}
+	return nil
 }
 
 const upperHex = "0123456789ABCDEF"
@@ -269,14 +301,18 @@ func removeDotSegments(p string) (string, bool) {
 }
 
 // checkHiddenDots rejects segments that become "." or ".." when a server
-// decodes %2F or %5C (encoded slash and backslash) into separators.
+// decodes %2F or %5C (encoded slash and backslash) into separators, or
+// drops ";" path parameters ("..;/" is ".." to Tomcat and servers built on
+// it, "..%3B" likewise once decoded).
 func checkHiddenDots(p string) error {
-	if !strings.Contains(p, "%2F") && !strings.Contains(p, "%5C") {
+	if !strings.Contains(p, "%2F") && !strings.Contains(p, "%5C") && !strings.Contains(p, ";") && !strings.Contains(p, "%3B") {
 		return nil
 	}
 	for _, seg := range strings.Split(p, "/") {
 		seg = strings.ReplaceAll(seg, "%5C", "%2F")
 		for _, piece := range strings.Split(seg, "%2F") {
+			piece = strings.ReplaceAll(piece, "%3B", ";")
+			piece, _, _ = strings.Cut(piece, ";")
 			if piece == "." || piece == ".." {
 				return ErrDotSegment
 			}

@@ -23,9 +23,15 @@
 //     percent-encoded unreserved characters decoded ("%61" is "a") and other
 //     escapes upper-cased; dot segments removed (after decoding, so "%2E%2E"
 //     is ".."). An encoded slash "%2F" stays distinct from "/", but a segment
-//     that would become "." or ".." if a server decoded "%2F" is rejected
-//     (ErrDotSegment). Hosts that look like legacy IPv4 forms ("127.1",
-//     "0x7f.0.0.1") are rejected.
+//     that would become "." or ".." if a server decoded "%2F" or "%5C", or
+//     dropped a ";" path parameter ("..;/", "..%3B/"), is rejected
+//     (ErrDotSegment). Escapes that decode to a control character or to
+//     bytes that are not valid UTF-8 (overlong "%C0%AE" included) are
+//     rejected (ErrSyntax). Hosts are ASCII only: letters, digits, "-",
+//     "_" and dots; an internationalised name must be written in its
+//     punycode ("xn--") form, so full-width dots and other look-alikes never
+//     reach a resolver. Hosts that look like legacy IPv4 forms ("127.1",
+//     "0x7f.0.0.1") are rejected, as are IPv6 zone identifiers.
 //   - ResolveRef: RFC 3986 §5.2 resolution of a reference found inside a
 //     remote resource against that resource's canonical URL, then
 //     Canonicalize. An absolute local path inside a remote resource is an

@@ -48,7 +48,7 @@ var (
 	ErrSyntax        = errors.New("malformed URL")
 	ErrHost          = errors.New("invalid host")
 	ErrPort          = errors.New("invalid port")
-	ErrDotSegment    = errors.New(`a path segment hides "." or ".." behind an encoded slash`)
+	ErrDotSegment    = errors.New(`a path segment hides "." or ".." behind an encoded slash or a ";" parameter`)
 	ErrPrefix        = errors.New("allowlist entry must be an https URL ending in '/' with no query")
 	ErrLocalInRemote = errors.New("a remote resource may not name an absolute local path")
 )

@@ -1,0 +1,66 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// FileName is the audit log's name inside the cache directory.
+const FileName = "audit.jsonl"
+
+// Fetch types recorded in Entry.FetchType.
+const (
+	FetchStatic  = "static"  // resolved before the run
+	FetchRuntime = "runtime" // requested by an agent during the run
+)
+
+// Entry is one fetch (or cache hit) in the audit log.
+type Entry struct {
+	TraceID   string    `json:"trace_id"`
+	FetchTime time.Time `json:"fetch_time"`
+	URL       string    `json:"url"`
+	SHA256    string    `json:"sha256"`
+	FetchType string    `json:"fetch_type"`
+	AllowedBy string    `json:"allowed_by"` // the allowlist entry that matched
+	CacheHit  bool      `json:"cache_hit"`
+}
+
+// Path returns the audit log of a cache directory: <cacheDir>/audit.jsonl.
+func Path(cacheDir string) string { return filepath.Join(cacheDir, FileName) }
+
+// Log appends entries to one audit file. It is safe for concurrent use and
+// holds no open file between appends.
+type Log struct{ path string }
+
+// Open returns the log at path; the file is created on the first Append.
+func Open(path string) *Log { return &Log{path: path} }
+
+// Path returns the file the log appends to.
+func (l *Log) Path() string { return l.path }
+
+// Append writes e as one line. A zero FetchTime is set to now (UTC).
+func (l *Log) Append(e Entry) error {
+	if e.FetchTime.IsZero() {
+		e.FetchTime = time.Now().UTC()
+	}
+	return AppendJSONL(l.path, e)
+}
+
+// AppendJSONL appends v, encoded as one line of JSON, to the file at path
+// with a single write(2) on an O_APPEND descriptor, creating the file (0600)
+// and its parent directory (0700) when missing. A symlink, FIFO or other
+// non-regular file at path is an error and is never written through. It is
+// safe to call from many goroutines and processes on the same file.
+func AppendJSONL(path string, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("append %s: encoding record: %w", path, err)
+	}
+	line = append(line, '\n')
+	if err := appendLine(path, line); err != nil {
+		return fmt.Errorf("append %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/fullsend/internal/hooks"
+)
+
+func init() { register(newHookCmd) }
+
+// hookBlockCode is the exit status Claude Code reads as "block, stderr is
+// the reason". Every failure of a hook exits with it (fail closed).
+const hookBlockCode = 2
+
+func newHookCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hook NAME",
+		Short: "Run a sandbox tool hook (Claude Code hook protocol, used inside the sandbox)",
+		Long: `hook runs one security hook on a Claude Code hook payload read from stdin
+and answers on stdout in Claude Code's hook protocol. The claude runtime wires
+these commands into .claude/settings.json; they are not meant to be run by hand.
+
+Exit status: 0 with no output = allow; 0 with a JSON decision = deny / block;
+2 = the hook could not decide (the reason is on stderr): Claude Code blocks.
+
+Hooks:
+` + hookList(),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errMissingHook}
+			}
+			return usageError{unknownHookErr(args[0])}
+		},
+		RunE: func(*cobra.Command, []string) error { return nil },
+	}
+	for _, h := range hooks.All() {
+		name := h.Name
+		cmd.AddCommand(&cobra.Command{
+			Use:   name,
+			Short: h.Summary,
+			Args:  cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				_, err := hooks.Handle(c.Context(), name, env.Stdin, env.Stdout, hooks.NewEnv(env.Getenv))
+				if err != nil {
+					return &ExitError{Code: hookBlockCode, Err: err}
+				}
+				return nil
+			},
+		})
+	}
+	return cmd
+}
+
+type hookError string
+
+func (e hookError) Error() string { return string(e) }
+
+const errMissingHook = hookError("hook: missing hook name (known: see `fullsend hook --help`)")
+
+func unknownHookErr(name string) error {
+	return hookError("hook " + `"` + name + `"` + ": unknown (known: " + strings.Join(hooks.Names(), ", ") + ")")
+}
+
+func hookList() string {
+	var b strings.Builder
+	for _, h := range hooks.All() {
+		b.WriteString("  " + h.Name + strings.Repeat(" ", max(1, 27-len(h.Name))) + h.Event + ": " + h.Summary + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
+	"github.com/fullsend-ai/fullsend/internal/model"
+	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+)
+
+func init() { register(newRunCmd) }
+
+type runFlags struct {
+	runtime, script, sandbox, targetRepo, prompt, resume string
+	native                                               nativeFlags
+}
+
+// nativeFlags are the native runtime's settings; each is passed as a
+// RunInput option only when given on the command line, so that the
+// runtime's own precedence applies: flag > FULLSEND_MODEL_* environment
+// (read by the runtime on this host) > the harness model field.
+type nativeFlags struct {
+	api, baseURL, model, auth, keyEnv string
+	maxTurns                          int
+	maxOutputTokens                   int64
+}
+
+func (n *nativeFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&n.api, "model-api", "", "native runtime: model API `DIALECT`, openai or anthropic (default: $FULLSEND_MODEL_API, openai)")
+	fl.StringVar(&n.baseURL, "model-base-url", "", "native runtime: model server base `URL` (default: $FULLSEND_MODEL_BASE_URL, the vendor's public API)")
+	fl.StringVar(&n.model, "model", "", "native runtime: model `NAME` sent to the server (default: $FULLSEND_MODEL, the harness model:)")
+	fl.StringVar(&n.auth, "model-auth", "", "native runtime: `MODE` bearer (send the key) or none (default: $FULLSEND_MODEL_AUTH, bearer)")
+	fl.StringVar(&n.keyEnv, "model-key-env", "", "native runtime: read the API key from host variable `VAR` (default: $FULLSEND_MODEL_KEY_ENV, FULLSEND_API_KEY); the key never enters the sandbox")
+	fl.IntVar(&n.maxTurns, "max-turns", 0, "native runtime: at most `N` model calls (default 50)")
+	fl.Int64Var(&n.maxOutputTokens, "max-output-tokens", 0, "native runtime: at most `N` output tokens over the whole run (default 200000)")
+}
+
+// options checks the flags given and returns them as native RunInput
+// options, with the names of the flags given.
+func (n *nativeFlags) options(fl *pflag.FlagSet) (map[string]string, []string, error) {
+	opts := map[string]string{}
+	var given []string
+	str := func(flag, key, val string, allowed ...string) error {
+		if !fl.Changed(flag) {
+			return nil
+		}
+		given = append(given, "--"+flag)
+		v := strings.TrimSpace(val)
+		if allowed != nil {
+			v = strings.ToLower(v)
+			if !slices.Contains(allowed, v) {
+				return fmt.Errorf("--%s %q: want %s", flag, val, strings.Join(allowed, " or "))
+			}
+		}
+		if v == "" {
+			return fmt.Errorf("--%s: empty value", flag)
+		}
+		opts[key] = v
+		return nil
+	}
+	for _, err := range []error{
+		str("model-api", native.OptAPI, n.api, string(model.APIOpenAI), string(model.APIAnthropic)),
+		str("model-base-url", native.OptBaseURL, n.baseURL),
+		str("model", native.OptModel, n.model),
+		str("model-auth", native.OptAuth, n.auth, string(model.AuthBearer), string(model.AuthNone)),
+		str("model-key-env", native.OptKeyEnv, n.keyEnv),
+	} {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if fl.Changed("max-turns") {
+		given = append(given, "--max-turns")
+		if n.maxTurns <= 0 {
+			return nil, nil, fmt.Errorf("--max-turns %d: want a positive number", n.maxTurns)
+		}
+		opts[native.OptMaxTurns] = strconv.Itoa(n.maxTurns)
+	}
+	if fl.Changed("max-output-tokens") {
+		given = append(given, "--max-output-tokens")
+		if n.maxOutputTokens <= 0 {
+			return nil, nil, fmt.Errorf("--max-output-tokens %d: want a positive number", n.maxOutputTokens)
+		}
+		opts[native.OptMaxOutputTokens] = strconv.FormatInt(n.maxOutputTokens, 10)
+	}
+	return opts, given, nil
+}
+
+func newRunCmd(env *Env) *cobra.Command {
+	var f ResolveFlags
+	var rf runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] HARNESS",
+		Short: "Resolve, scan and run a harness's agent in a sandbox",
+		Long: `run resolves HARNESS (path, https URL pinned with #sha256=, or an agent name
+from config.yaml) and everything it references, runs its pre_script on this
+host, scans the target repository's context files and the agent's
+configuration, provisions a sandbox (--sandbox local|docker), lays out
+/sandbox/claude-config and /sandbox/workspace, scans the assembled context
+again inside the sandbox, runs the agent with its runtime (--runtime; default:
+the harness's runtime:, then config.yaml's, then claude), validates its result
+against validation_loop.schema (retrying with the errors fed back up to
+max_iterations), downloads the output, runs post_script and tears the sandbox
+down — also on failure and on Ctrl-C.
+
+The target repository (--target-repo DIR; default: the git repository of the
+current directory; "none" for an empty working directory) is copied into the
+sandbox, never modified on the host.
+
+Every run leaves <workspace>/.fullsend/runs/<run-id>/ with report.json,
+transcript.jsonl, the script logs and the agent's output; see 'fullsend runs'.
+Exit status 0 only when the agent succeeded and its result validated.
+
+--runtime native runs fullsend's own tool loop on this host against an
+OpenAI-compatible or Anthropic API (llama.cpp llama-server, vLLM, Ollama /v1,
+LM Studio, hosted APIs); every tool call runs in the sandbox and the API key
+never enters it. It is configured by FULLSEND_MODEL_API, FULLSEND_MODEL_BASE_URL,
+FULLSEND_MODEL, FULLSEND_MODEL_AUTH, FULLSEND_MODEL_KEY_ENV and FULLSEND_API_KEY,
+overridden by the --model-* flags; the harness model: is the last fallback.
+Its run directory also holds calls.jsonl (one line per model HTTP call) and
+tool-outputs/. --resume RUN_ID continues a killed or failed native run in its
+run directory from its transcript (the sandbox itself is provisioned afresh).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runHarness(cmd, env, args[0], f, rf)
+		},
+	}
+	f.add(cmd, true)
+	fl := cmd.Flags()
+	fl.StringVar(&rf.runtime, "runtime", "", "agent runtime `NAME` (script, claude, native); default: harness runtime:, config runtime:, claude")
+	fl.StringVar(&rf.script, "script", "", "script `FILE` for the script runtime (implies --runtime script; default: <harness>.script.yaml beside the harness)")
+	fl.StringVar(&rf.sandbox, "sandbox", "", "sandbox backend `NAME`: local or docker (default: config sandbox.backend, local)")
+	fl.StringVar(&rf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
+	fl.StringVar(&rf.prompt, "prompt", "", "the task `TEXT` given to the agent (default: run the agent on the target repository)")
+	fl.StringVar(&rf.resume, "resume", "", "continue the native run `RUN_ID` (killed, failed or invalid) in its run directory; HARNESS is still required")
+	rf.native.add(fl)
+	return cmd
+}
+
+func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf runFlags) error {
+	ctx := cmd.Context()
+	if rf.script != "" && rf.runtime == "" {
+		rf.runtime = "script"
+	}
+	if rf.sandbox != "" && rf.sandbox != "local" && rf.sandbox != "docker" {
+		return usageError{fmt.Errorf("--sandbox %q: want local or docker", rf.sandbox)}
+	}
+	nativeOpts, nativeGiven, err := rf.native.options(cmd.Flags())
+	if err != nil {
+		return usageError{err}
+	}
+	if rf.resume != "" {
+		if err := runpkg.CheckRunID(rf.resume); err != nil {
+			return usageError{fmt.Errorf("--resume: %w", err)}
+		}
+		if rf.runtime == "" {
+			// A resumed run keeps its runtime: the recorded one, else
+			// native (a run killed before its first report).
+			rf.runtime = native.Name
+			if prev, err := runpkg.Load(runpkg.RunsDir(env.Workspace), rf.resume); err == nil && prev.Runtime != "" {
+				rf.runtime = prev.Runtime
+			}
+		}
+	}
+	start := time.Now()
+	res, err := env.ResolveHarness(ctx, cmd, arg, f, true)
+	if err != nil {
+		return err
+	}
+	resolveTime := time.Since(start)
+	root := res.Root
+	if root == "" {
+		root = env.FullsendDir
+	}
+	cfg, err := env.loadConfigFrom(root)
+	if err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	plan, err := runpkg.NewPlan(res, cfg, runpkg.Options{
+		Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
+		Cwd: cwd, Workspace: env.Workspace, FullsendDir: root, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
+		Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv, ResolveTime: resolveTime,
+	})
+	if err != nil {
+		return err
+	}
+	if plan.Runtime != native.Name && len(nativeGiven) > 0 {
+		return usageError{fmt.Errorf("%s: only for the native runtime (runtime is %q)", strings.Join(nativeGiven, ", "), plan.Runtime)}
+	}
+	var fetchOpts *fetchsvc.Options
+	if res.Harness.AllowRuntimeFetch {
+		ro, err := env.ResolveOptions(cfg, root, f)
+		if err != nil {
+			return err
+		}
+		fetchOpts = &fetchsvc.Options{Config: cfg, Store: ro.Store, Scanner: ro.Scanner, Audit: ro.Audit, Network: ro.Network, Getenv: env.Getenv, TraceID: res.TraceID, Offline: f.Offline}
+	}
+	var progress io.Writer
+	if env.IsTerminal(env.Stderr) {
+		progress = env.Stderr
+	}
+	rep, err := runpkg.Execute(ctx, plan, runpkg.ExecOptions{
+		Progress: progress,
+		Warn:     env.Stderr,
+		Fetch:    fetchOpts,
+		SandboxOptions: sandbox.Options{
+			AllowedPrivateNetworks: cfg.Security.RemoteResources.AllowedPrivateNetworks,
+			DockerHost:             cfg.Sandbox.Docker.Host,
+			OCIRuntime:             cfg.Sandbox.Docker.OCIRuntime,
+			Image:                  cfg.Sandbox.Docker.Image,
+		},
+	})
+	if rep != nil {
+		writeRunSummary(env.Stdout, rep, cwd)
+	}
+	if err != nil {
+		code := ExitFailure
+		if rep != nil && rep.ExitCode != 0 {
+			code = rep.ExitCode
+		}
+		return &ExitError{Code: code, Err: err}
+	}
+	return nil
+}
+
+// writeRunSummary prints the short human summary of a run.
+func writeRunSummary(w io.Writer, r *runpkg.Report, cwd string) {
+	sha := r.Harness.SHA256
+	if len(sha) > 12 {
+		sha = sha[:12]
+	}
+	fmt.Fprintf(w, "run       %s  %s\n", r.RunID, r.Status)
+	fmt.Fprintf(w, "harness   %s (sha256 %s)\n", r.Harness.Source, sha)
+	fmt.Fprintf(w, "agent     %s\n", r.Agent)
+	fmt.Fprintf(w, "runtime   %s\n", r.Runtime)
+	fmt.Fprintf(w, "sandbox   %s\n", r.Sandbox.Backend)
+	fmt.Fprintf(w, "result    %s\n", resultLine(r))
+	if e := r.Events; e.Turns > 0 {
+		fmt.Fprintf(w, "usage     %d turn(s), %d tool call(s), %d input / %d output tokens, stop %s\n", e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.StopReason)
+	}
+	if len(r.Findings) > 0 {
+		fmt.Fprintf(w, "findings  %d (see report.json)\n", len(r.Findings))
+	}
+	fmt.Fprintf(w, "duration  %s\n", (time.Duration(r.DurationMS) * time.Millisecond).String())
+	dir := r.Dir()
+	if rel, err := filepath.Rel(cwd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		dir = rel
+	}
+	fmt.Fprintf(w, "run dir   %s\n", dir)
+	if r.Error != "" {
+		fmt.Fprintf(w, "error     %s\n", oneLine(r.Error))
+	}
+}
+
+func resultLine(r *runpkg.Report) string {
+	v := r.Validation
+	n := len(v.Iterations)
+	switch {
+	case v.Valid == nil && r.Status == runpkg.StatusSucceeded:
+		return "not validated (no validation_loop)"
+	case v.Valid == nil:
+		return "none (" + r.Status + ")"
+	case *v.Valid:
+		return fmt.Sprintf("valid (iteration %d of %d)", n, v.MaxIterations)
+	default:
+		return fmt.Sprintf("invalid after %d iteration(s)", n)
+	}
+}
+
+// errRunsUsage is returned for a bad runs subcommand argument.
+var errRunsUsage = errors.New("runs: want ls or show RUN_ID")

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+)
+
+// TestMain: `fullsend run` in the local sandbox runs `fullsend scan
+// context` inside it, and there the test binary is /usr/local/bin/fullsend;
+// it must then act as the CLI.
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "fullsend" {
+		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func needLocalSandbox(t *testing.T) {
+	t.Helper()
+	b, err := sandbox.Open("local", sandbox.Options{})
+	if err == nil {
+		var s sandbox.Session
+		if s, err = b.Provision(context.Background(), sandbox.Spec{}); err == nil {
+			s.Terminate(context.Background())
+		}
+	}
+	if err != nil {
+		t.Skipf("local sandbox unavailable: %v", err)
+	}
+}
+
+// TestRunREADMEExample is the README's main command: the hello example
+// with the script runtime in the local sandbox, from a clone (the target
+// repository is the clone itself), printing its summary.
+func TestRunREADMEExample(t *testing.T) {
+	needLocalSandbox(t)
+	ws := t.TempDir()
+	code, out, errs := runCLI(t, "--workspace", ws, "run", filepath.Join("..", "..", "examples", "hello", "harness.yaml"))
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{"  succeeded\n", "harness   harness.yaml (sha256 ", "agent     hello\n", "runtime   script\n", "sandbox   local\n",
+		"result    valid (iteration 1 of 2)\n", "duration  ", "run dir   "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	reps, err := runpkg.List(runpkg.RunsDir(ws))
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("runs: %v %d", err, len(reps))
+	}
+	res, err := os.ReadFile(filepath.Join(reps[0].Dir(), "output", "agent-result.json"))
+	if err != nil || !strings.Contains(string(res), `"greeting": "Hello, world!"`) {
+		t.Errorf("result = %s (%v)", res, err)
+	}
+	if reps[0].Target.Repo == "" {
+		t.Errorf("target repository not detected from the current directory")
+	}
+
+	// runs ls / show.
+	id := reps[0].RunID
+	code, out, _ = runCLI(t, "--workspace", ws, "runs", "ls")
+	if code != 0 || !strings.Contains(out, "RUN ID") || !strings.Contains(out, id) || !strings.Contains(out, "succeeded") {
+		t.Errorf("runs ls: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "--workspace", ws, "runs", "ls", "--json")
+	var rows []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 || rows[0]["run_id"] != id {
+		t.Errorf("runs ls --json: %d %s", code, out)
+	}
+	code, out, _ = runCLI(t, "--workspace", ws, "runs", "show", id)
+	if code != 0 || !strings.Contains(out, "phases:") || !strings.Contains(out, "scan_context") || !strings.Contains(out, "result    valid") {
+		t.Errorf("runs show: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "--workspace", ws, "runs", "show", "--json", id)
+	disk, _ := os.ReadFile(filepath.Join(reps[0].Dir(), runpkg.ReportFile))
+	if code != 0 || out != string(disk) {
+		t.Errorf("runs show --json differs from report.json")
+	}
+	code, _, errs = runCLI(t, "--workspace", ws, "runs", "show", "20000101T000000.000Z-000000")
+	if code != 1 || !strings.Contains(errs, "no such run") {
+		t.Errorf("runs show unknown: %d %q", code, errs)
+	}
+}
+
+// TestRunExitStatus: an invalid result exits 1 after printing the summary;
+// bad flags exit 2.
+func TestRunExitStatus(t *testing.T) {
+	needLocalSandbox(t)
+	ws := t.TempDir()
+	script := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(script, []byte("steps:\n  - write_result: {json: '{\"greeting\": \"hi\"}'}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "--workspace", ws, "run", "--target-repo", "none", "--script", script, filepath.Join("..", "..", "examples", "hello", "harness.yaml"))
+	if code != 1 || !strings.Contains(out, "result    invalid after 2 iteration(s)") || !strings.Contains(errs, "fullsend: result invalid after 2 iteration(s)") {
+		t.Errorf("invalid result: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("stderr is not one line: %q", errs)
+	}
+	code, _, _ = runCLI(t, "--workspace", ws, "run", "--sandbox", "vm", filepath.Join("..", "..", "examples", "hello", "harness.yaml"))
+	if code != 2 {
+		t.Errorf("--sandbox vm: exit %d, want 2", code)
+	}
+	code, _, errs = runCLI(t, "--workspace", ws, "run", "--runtime", "claude", "--script", script, filepath.Join("..", "..", "examples", "hello", "harness.yaml"))
+	if code != 1 || !strings.Contains(errs, "--script is only for the script runtime") {
+		t.Errorf("--script with claude: exit %d %q", code, errs)
+	}
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+)
+
+func init() { register(newRunsCmd) }
+
+func newRunsCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List and show past runs (<workspace>/.fullsend/runs)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return usageError{errRunsUsage} },
+	}
+	cmd.AddCommand(newRunsLsCmd(env), newRunsShowCmd(env))
+	return cmd
+}
+
+type runRow struct {
+	RunID      string    `json:"run_id"`
+	Status     string    `json:"status"`
+	ExitCode   int       `json:"exit_code"`
+	Harness    string    `json:"harness"`
+	Agent      string    `json:"agent"`
+	Runtime    string    `json:"runtime"`
+	Sandbox    string    `json:"sandbox"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS int64     `json:"duration_ms"`
+	Dir        string    `json:"dir"`
+}
+
+func newRunsLsCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls [--json]",
+		Short: "List runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reps, err := runpkg.List(runpkg.RunsDir(env.Workspace))
+			if err != nil {
+				return fmt.Errorf("runs: %w", err)
+			}
+			rows := make([]runRow, 0, len(reps))
+			for _, r := range reps {
+				rows = append(rows, runRow{r.RunID, r.Status, r.ExitCode, r.Harness.Source, r.Agent, r.Runtime,
+					r.Sandbox.Backend, r.StartedAt, r.DurationMS, r.Dir()})
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			if len(rows) == 0 {
+				fmt.Fprintf(env.Stdout, "no runs in %s\n", runpkg.RunsDir(env.Workspace))
+				return nil
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN ID\tSTATUS\tHARNESS\tRUNTIME\tSANDBOX\tDURATION")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Status, r.Harness, r.Runtime, r.Sandbox,
+					time.Duration(r.DurationMS)*time.Millisecond)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as a JSON array")
+	return cmd
+}
+
+func newRunsShowCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show [--json] RUN_ID",
+		Short: "Show one run's summary (--json: its report.json)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := runpkg.RunsDir(env.Workspace)
+			r, err := runpkg.Load(dir, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				data, err := os.ReadFile(filepath.Join(r.Dir(), runpkg.ReportFile))
+				if err != nil {
+					return err
+				}
+				_, err = env.Stdout.Write(data)
+				return err
+			}
+			cwd, _ := os.Getwd()
+			writeRunSummary(env.Stdout, r, cwd)
+			fmt.Fprintln(env.Stdout, "phases:")
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			for _, p := range r.Phases {
+				fmt.Fprintf(tw, "  %s\t%s\t%.1f ms\t%s\n", p.Name, p.Status, p.DurationMS, oneLine(p.Error))
+			}
+			tw.Flush()
+			e := r.Events
+			fmt.Fprintf(env.Stdout, "events:   %d iteration(s), %d turn(s), %d tool call(s), %d+%d tokens, $%.4f\n",
+				e.Iterations, e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.CostUSD)
+			for _, f := range r.Findings {
+				fmt.Fprintf(env.Stdout, "finding:  [%s] %s %s:%d %s: %s\n", f.Phase, f.Severity, f.Path, f.Line, f.Rule, f.Message)
+			}
+			for _, n := range r.Notes {
+				fmt.Fprintf(env.Stdout, "note:     %s\n", n)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print report.json")
+	return cmd
+}

@@ -1,0 +1,399 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/scan"
+)
+
+func init() { register(newScanCmd) }
+
+// maxScanFile bounds the size of one scanned file; larger files are
+// reported (critical in closed mode), not silently skipped.
+const maxScanFile = 64 << 20
+
+// textExt lists extensions that are always scanned as text, even when they
+// contain NUL bytes (a NUL must not be a way to dodge the scan).
+var textExt = map[string]bool{
+	".md": true, ".markdown": true, ".txt": true, ".yaml": true, ".yml": true, ".json": true, ".toml": true,
+	".sh": true, ".bash": true, ".py": true, ".js": true, ".ts": true, ".env": true, ".cfg": true, ".ini": true,
+}
+
+type scanFlags struct {
+	json     bool
+	remote   bool
+	failMode string
+}
+
+func (f *scanFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.json, "json", false, `print {"findings": [...], "notices": [...], "blocked": bool} on stdout`)
+	fl.BoolVar(&f.remote, "remote", false, "scan as remote content (context-injection scan mandatory, ML threshold 0.95)")
+	fl.StringVar(&f.failMode, "fail-mode", "", "`closed` (critical findings exit 1) or open (report and exit 0); default: config, else closed")
+}
+
+func newScanCmd(env *Env) *cobra.Command {
+	var f scanFlags
+	cmd := &cobra.Command{
+		Use:   "scan [--json] [--remote] [--fail-mode closed|open] PATH...",
+		Short: "Scan files for prompt injection, hidden Unicode, secrets and internal URLs",
+		Long: `Scan files (directories recursively, .git skipped) with the security
+scanners fullsend applies to every agent, skill, policy and context file:
+hidden Unicode (bidi controls, zero-width and tag characters, look-alike
+letters), context injection (also hidden in comments, base64, invisible or
+look-alike characters), secrets (gitleaks rules), URLs to metadata endpoints
+and internal addresses, and the optional LLM Guard ML check.
+
+Policy comes from <fullsend-dir>/config.yaml when present (security.fail_mode,
+security.scan, security.llm_guard, allowed_private_networks); --fail-mode
+overrides the fail mode. Binary files (a NUL byte, other than in text
+extensions such as .md) are skipped with a notice. Findings are also
+appended to <cache>/findings.jsonl.
+
+Exit status: 1 when a critical finding exists in fail mode closed; 0 in fail
+mode open (findings are printed as warnings); 2 on bad usage.
+A file literally named "context" must be given as ./context.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFailModeFlag(f.failMode); err != nil {
+				return err
+			}
+			cfg, err := env.LoadConfig()
+			if err != nil {
+				return err
+			}
+			o := scan.OptionsFromConfig(cfg, nil)
+			o.Getenv = env.Getenv
+			o.FindingsLog = scan.FindingsPath(cas.DefaultDir(env.Workspace, env.Getenv))
+			return runScan(cmd, env, f, o, args, nil)
+		},
+	}
+	f.add(cmd)
+	cmd.AddCommand(newScanContextCmd(env))
+	return cmd
+}
+
+func newScanContextCmd(env *Env) *cobra.Command {
+	var f scanFlags
+	var configDir string
+	cmd := &cobra.Command{
+		Use:   "context [--json] [--remote] [--fail-mode closed|open] [--config-dir DIR] DIR",
+		Short: "Scan the assembled sandbox context (CLAUDE.md, AGENTS.md, skills, agents)",
+		Long: `Scan the context an agent will load, as assembled in the sandbox. Works
+offline and without any configuration (default policy: fail mode closed,
+context-injection scan on, no ML layer).
+
+Files scanned:
+  under DIR (the repository the agent works in), .git skipped:
+    every CLAUDE.md, CLAUDE.local.md and AGENTS.md at any depth
+    .claude/CLAUDE.md
+    every file under .claude/skills/ (SKILL.md and the resources beside it)
+    every file under .claude/agents/ and .claude/commands/
+  under the config dir (--config-dir, default $CLAUDE_CONFIG_DIR; e.g.
+  /sandbox/claude-config), when set:
+    CLAUDE.md, every file under agents/ and skills/
+
+Exit status: 1 when a critical finding exists in fail mode closed, else 0.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFailModeFlag(f.failMode); err != nil {
+				return err
+			}
+			if configDir == "" {
+				configDir = env.Getenv("CLAUDE_CONFIG_DIR")
+			}
+			files, err := contextFiles(args[0], configDir)
+			if err != nil {
+				return err
+			}
+			var notices []string
+			if len(files) == 0 {
+				notices = append(notices, fmt.Sprintf("no context files found under %s", args[0]))
+			}
+			return runScan(cmd, env, f, scan.DefaultOptions(), files, notices)
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&configDir, "config-dir", "", "the runtime config `DIR` holding agents/ and skills/ (default $CLAUDE_CONFIG_DIR)")
+	return cmd
+}
+
+func checkFailModeFlag(m string) error {
+	switch m {
+	case "", scan.FailClosed, scan.FailOpen:
+		return nil
+	}
+	return usageError{fmt.Errorf("--fail-mode %q: want closed or open", m)}
+}
+
+// contextFiles lists the context files of a workspace directory and of an
+// optional runtime config directory (see the context command's help).
+func contextFiles(dir, configDir string) ([]string, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("scan context %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("scan context %s: not a directory", dir)
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	names := map[string]bool{"CLAUDE.md": true, "CLAUDE.local.md": true, "AGENTS.md": true}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case names[d.Name()], rel == ".claude/CLAUDE.md",
+			strings.HasPrefix(rel, ".claude/skills/"), strings.HasPrefix(rel, ".claude/agents/"), strings.HasPrefix(rel, ".claude/commands/"):
+			add(p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan context %s: %w", dir, err)
+	}
+	if configDir != "" {
+		if _, err := os.Stat(configDir); err != nil {
+			return nil, fmt.Errorf("scan context: config dir %s: %w", configDir, err)
+		}
+		if _, err := os.Lstat(filepath.Join(configDir, "CLAUDE.md")); err == nil {
+			add(filepath.Join(configDir, "CLAUDE.md"))
+		}
+		for _, sub := range []string{"agents", "skills"} {
+			root := filepath.Join(configDir, sub)
+			if _, err := os.Stat(root); err != nil {
+				continue
+			}
+			err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !d.IsDir() {
+					add(p)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("scan context %s: %w", root, err)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// scanJSON is the --json output.
+type scanJSON struct {
+	Findings []scan.Finding `json:"findings"`
+	Notices  []string       `json:"notices"`
+	Blocked  bool           `json:"blocked"`
+}
+
+func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []string, notices []string) error {
+	if f.failMode != "" {
+		o.FailMode = f.failMode
+	}
+	p, err := scan.New(o)
+	if err != nil {
+		return err
+	}
+	origin := scan.Local
+	if f.remote {
+		origin = scan.Remote
+	}
+	total := scanJSON{Findings: []scan.Finding{}, Notices: []string{}}
+	seenNotice := map[string]bool{}
+	note := func(s string) {
+		if !seenNotice[s] {
+			seenNotice[s] = true
+			total.Notices = append(total.Notices, s)
+		}
+	}
+	for _, n := range notices {
+		note(n)
+	}
+	files := 0
+	ctx := cmd.Context()
+	for _, arg := range args {
+		paths, err := expandScanPath(arg)
+		if err != nil {
+			return err
+		}
+		for _, path := range paths {
+			content, skip, err := readScanFile(path)
+			if err != nil {
+				return err
+			}
+			if skip != "" {
+				note(skip)
+				continue
+			}
+			files++
+			r, err := p.Scan(ctx, content, scan.Meta{Path: path, Origin: origin, Kind: "other"})
+			if err != nil {
+				return fmt.Errorf("scan %s: %w", path, err)
+			}
+			total.Findings = append(total.Findings, r.Findings...)
+			total.Blocked = total.Blocked || r.Blocked
+			for _, n := range r.Notices {
+				note(n)
+			}
+		}
+	}
+	if f.json {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(total); err != nil {
+			return err
+		}
+	} else {
+		for _, n := range total.Notices {
+			fmt.Fprintf(env.Stderr, "fullsend: note: %s\n", n)
+		}
+		printFindings(env.Stdout, total.Findings, files, p.FailMode(), total.Blocked)
+	}
+	if total.Blocked {
+		n := 0
+		for _, fd := range total.Findings {
+			if fd.Severity == scan.Critical {
+				n++
+			}
+		}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("scan: %d critical finding(s); blocked (fail mode closed)", n)}
+	}
+	return nil
+}
+
+// expandScanPath lists the regular files of a path: itself, or the files of
+// a directory tree in lexical order, .git directories skipped. Symlinks to
+// files are followed; symlinked directories are not entered.
+func expandScanPath(arg string) ([]string, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", arg, err)
+	}
+	if !fi.IsDir() {
+		return []string{arg}, nil
+	}
+	var out []string
+	err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(p); err != nil || st.IsDir() {
+				return nil
+			}
+		}
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", arg, err)
+	}
+	return out, nil
+}
+
+// readScanFile reads a file to scan. skip is a notice when the file is not
+// scanned (binary, or not a regular file).
+func readScanFile(path string) (content []byte, skip string, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("scan %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Sprintf("%s: not a regular file, skipped", path), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("scan %s: %w", path, err)
+	}
+	defer f.Close()
+	content, err = io.ReadAll(io.LimitReader(f, maxScanFile+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("scan %s: %w", path, err)
+	}
+	if len(content) > maxScanFile {
+		return nil, "", fmt.Errorf("scan %s: larger than %d bytes", path, maxScanFile)
+	}
+	head := content[:min(len(content), 8000)]
+	if bytes.IndexByte(head, 0) >= 0 && !textExt[strings.ToLower(filepath.Ext(path))] {
+		return nil, fmt.Sprintf("%s: binary file skipped", path), nil
+	}
+	return content, "", nil
+}
+
+// printFindings writes the human report: findings grouped by file with
+// line:column, severity, rule, message and excerpt, then a summary line.
+func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, blocked bool) {
+	byPath := map[string][]scan.Finding{}
+	var paths []string
+	var crit, warn, info int
+	for _, f := range fs {
+		if _, ok := byPath[f.Path]; !ok {
+			paths = append(paths, f.Path)
+		}
+		byPath[f.Path] = append(byPath[f.Path], f)
+		switch f.Severity {
+		case scan.Critical:
+			crit++
+		case scan.Warning:
+			warn++
+		default:
+			info++
+		}
+	}
+	for _, p := range paths {
+		fmt.Fprintln(w, p)
+		for _, f := range byPath[p] {
+			sev := f.Severity.String()
+			if f.Severity == scan.Critical && failMode == scan.FailOpen {
+				sev = "critical (fail mode open: not blocking)"
+			}
+			fmt.Fprintf(w, "  %d:%d\t%s\t%s\t%s\n", f.Line, f.Column, sev, f.Rule, f.Message)
+			if f.Excerpt != "" {
+				fmt.Fprintf(w, "  \t| %s\n", f.Excerpt)
+			}
+		}
+	}
+	verdict := "ok"
+	switch {
+	case blocked:
+		verdict = "blocked (fail mode closed)"
+	case crit > 0:
+		verdict = "not blocked (fail mode open)"
+	}
+	fmt.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info; %s\n", files, crit, warn, info, verdict)
+}

@@ -1,0 +1,268 @@
+package fetchsvc_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/audit"
+	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/fetch"
+	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
+	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
+	"github.com/fullsend-ai/fullsend/internal/harness"
+	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/resolve"
+	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
+	"github.com/fullsend-ai/fullsend/internal/scan"
+)
+
+// fakeScanner blocks content containing "EVIL" and counts scans.
+type fakeScanner struct{ n atomic.Int64 }
+
+func (f *fakeScanner) ScanFiles(_ context.Context, files map[string][]byte, m scan.Meta) (*scan.Result, error) {
+	f.n.Add(1)
+	res := &scan.Result{}
+	if m.Origin != scan.Remote {
+		res.Findings = append(res.Findings, scan.Finding{Scanner: "fake", Rule: "fake/origin", Severity: scan.Critical, Path: m.Path, Message: "runtime fetches must be scanned as remote"})
+		res.Blocked = true
+	}
+	for name, b := range files {
+		if bytes.Contains(b, []byte("EVIL")) {
+			res.Findings = append(res.Findings, scan.Finding{Scanner: "fake", Rule: "fake/evil", Severity: scan.Critical, Path: m.Path + "/" + name, Message: "evil content"})
+			res.Blocked = true
+		}
+	}
+	return res, nil
+}
+
+// repo is a forge repository of skills.
+type repo struct{ files map[string][]byte }
+
+func newRepo() *repo { return &repo{files: map[string][]byte{}} }
+
+// skill adds dir with a SKILL.md (name, deps) and extra files; it returns
+// the tree hash.
+func (r *repo) skill(t testing.TB, dir, name string, deps []string, extra map[string]string) ref.Digest {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nname: %s\ndescription: the %s skill\n", name, name)
+	if len(deps) > 0 {
+		b.WriteString("dependencies:\n")
+		for _, d := range deps {
+			fmt.Fprintf(&b, "  - %q\n", d)
+		}
+	}
+	fmt.Fprintf(&b, "---\n# %s\nDo the %s thing.\n", name, name)
+	tree := map[string][]byte{"SKILL.md": []byte(b.String())}
+	for k, v := range extra {
+		tree[k] = []byte(v)
+	}
+	for k, v := range tree {
+		r.files[dir+"/"+k] = v
+	}
+	d, err := cas.TreeHash(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func pin(u string, d ref.Digest) string { return u + "#sha256=" + string(d) }
+
+// syncBuf is a goroutine-safe log buffer.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// world is a fake forge, a cache, an audit log and a fake sandbox.
+type world struct {
+	t         testing.TB
+	srv       *forgetest.Server
+	key       string
+	cfg       *config.Config
+	cacheDir  string
+	store     *cas.Store
+	scanner   *fakeScanner
+	auditPath string
+	sess      *runtimetest.Session
+	log       syncBuf
+	netCalls  atomic.Int64
+	traceID   string
+}
+
+func newWorld(t testing.TB, r *repo) *world {
+	t.Helper()
+	srv := forgetest.NewGitHub(t, forgetest.Repos{"o/r@main": r.files, "evil/r@main": r.files})
+	cfg := config.Default()
+	cfg.AllowedRemoteResources = []string{"https://" + srv.WebHost() + "/", "https://example.test/lib/"}
+	cfg.Forges = []config.Forge{srv.Forge()}
+	fo := srv.FetchOptions()
+	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
+	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	dir := t.TempDir()
+	store, err := cas.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &world{t: t, srv: srv, key: "o/r@main", cfg: cfg, cacheDir: dir, store: store, scanner: &fakeScanner{},
+		auditPath: audit.Path(dir), sess: runtimetest.NewSession(t), traceID: "trace-" + strings.ReplaceAll(t.Name(), "/", "-")}
+}
+
+func (w *world) tree(path string) string { return w.srv.TreeURL(w.key, path) }
+func (w *world) prefix() string          { return "https://" + w.srv.WebHost() + "/o/r/" }
+
+func (w *world) options() fetchsvc.Options {
+	return fetchsvc.Options{
+		Config:  w.cfg,
+		Allowed: []string{w.prefix(), "https://example.test/lib/"},
+		Store:   w.store,
+		Scanner: w.scanner,
+		Audit:   audit.Open(w.auditPath),
+		TraceID: w.traceID,
+		Log:     &w.log,
+		Network: func() (*resolve.Network, error) {
+			w.netCalls.Add(1)
+			return resolve.NewNetwork(w.cfg, w.srv.Getenv(""), func(o *fetch.Options) {
+				fo := w.srv.FetchOptions()
+				o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs
+			}), nil
+		},
+	}
+}
+
+// start starts a service with o, attached to the world's session.
+func (w *world) start(o fetchsvc.Options) *fetchsvc.Server {
+	w.t.Helper()
+	s, err := fetchsvc.Start(context.Background(), o)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { s.Close() })
+	s.Attach(w.sess, nil)
+	return s
+}
+
+// harness parses a harness with the world's allowlist and extra lines.
+func (w *world) harness(extra string) *harness.Harness {
+	w.t.Helper()
+	y := fmt.Sprintf("agent: agents/a.md\nallowed_remote_resources:\n  - %s\n  - https://example.test/lib/\n%s", w.prefix(), extra)
+	h, err := harness.Parse("h.yaml", []byte(y))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return h
+}
+
+// auditEntries reads the audit log (none when it does not exist).
+func (w *world) auditEntries() []audit.Entry {
+	w.t.Helper()
+	data, err := os.ReadFile(w.auditPath)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var out []audit.Entry
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e audit.Entry
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			w.t.Fatalf("audit line %q: %v", l, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// answer is one HTTP exchange with the service.
+type answer struct {
+	status int
+	ok     fetchsvc.Response
+	err    fetchsvc.ErrorBody
+	raw    string
+}
+
+// post sends POST Path with the given Authorization header value ("" =
+// none) and body.
+func post(t testing.TB, s *fetchsvc.Server, auth, body string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://"+s.Addr()+fetchsvc.Path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	a := answer{status: resp.StatusCode, raw: string(b)}
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(b, &a.ok); err != nil {
+			t.Fatalf("answer %s: %v", b, err)
+		}
+	} else if err := json.Unmarshal(b, &a.err); err != nil {
+		t.Fatalf("error answer %s: %v", b, err)
+	}
+	return a
+}
+
+// fetchURL asks s for u with the right token.
+func fetchURL(t testing.TB, s *fetchsvc.Server, u string) answer {
+	t.Helper()
+	body, _ := json.Marshal(fetchsvc.Request{URL: u})
+	return post(t, s, "Bearer "+s.Token(), string(body))
+}
+
+func (a answer) want(t testing.TB, status int, code string) {
+	t.Helper()
+	if a.status != status || (code != "" && a.err.Error.Code != code) {
+		t.Fatalf("answer %d %s, want %d %s", a.status, a.raw, status, code)
+	}
+	if a.status != http.StatusOK {
+		t.Logf("%d %s: %s", a.status, a.err.Error.Code, a.err.Error.Message)
+	}
+}
+
+// sandboxFile reads a file of the fake sandbox ("" when missing).
+func (w *world) sandboxFile(p string) (string, bool) {
+	b, err := os.ReadFile(w.sess.HostPath(p))
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+var _ = filepath.Join

@@ -1,0 +1,74 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func FuzzCommandNames(f *testing.F) {
+	for _, s := range []string{"gh issue view 1 | jq .", "A=1 B=2 /usr/bin/gh x; jq", `echo "$(id)"`, "a && b || c &", "x 2>&1 >out <in", `'q'"w"\e`, "cat <(ls)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		names, err := commandNames(cmd)
+		if err != nil {
+			if names != nil {
+				t.Fatalf("names %q with error %v", names, err)
+			}
+			return
+		}
+		if len(names) == 0 {
+			t.Fatal("no names and no error")
+		}
+		// without quoting or escapes, a substitution is always live
+		if !strings.ContainsAny(cmd, `'\`) && (strings.Contains(cmd, "$(") || strings.Contains(cmd, "`")) {
+			t.Fatalf("substitution accepted in %q", cmd)
+		}
+	})
+}
+
+func FuzzParseInetAton(f *testing.F) {
+	for _, s := range []string{"127.0.0.1", "2130706433", "0x7f000001", "0177.1", "127.1", "1.2.3", "0x", "00", "4294967296"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, ok := parseInetAton(s)
+		if !ok {
+			return
+		}
+		if !a.Is4() {
+			t.Fatalf("%q parsed to non-IPv4 %v", s, a)
+		}
+		// the canonical dotted quad parses to the same address
+		b, ok2 := parseInetAton(a.String())
+		if !ok2 || b != a {
+			t.Fatalf("%q -> %v, canonical form parses to %v %v", s, a, b, ok2)
+		}
+		if c, err := netip.ParseAddr(a.String()); err != nil || c != a {
+			t.Fatalf("%q -> %v does not round-trip through netip", s, a)
+		}
+	})
+}
+
+func FuzzHandle(f *testing.F) {
+	f.Add(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"curl http://10.0.0.1/"}}`)
+	f.Add(`{"hook_event_name":"PostToolUse","tool_name":"Read","tool_response":{"file":{"content":"x\u202e"}}}`)
+	f.Fuzz(func(t *testing.T, payload string) {
+		for _, h := range all {
+			var out bytes.Buffer
+			v, err := Handle(context.Background(), h.Name, strings.NewReader(payload), &out, &Env{Getenv: func(string) string { return "" }})
+			if err != nil && out.Len() != 0 {
+				t.Fatalf("%s wrote a response and failed", h.Name)
+			}
+			if v.Block != (out.Len() != 0) {
+				t.Fatalf("%s: verdict %+v but output %q", h.Name, v, out.String())
+			}
+			if v.Block && v.Reason == "" {
+				t.Fatalf("%s blocked without a reason", h.Name)
+			}
+		}
+	})
+}

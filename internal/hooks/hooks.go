@@ -1,0 +1,297 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Hook events of the Claude Code hook protocol this package implements.
+const (
+	PreToolUse  = "PreToolUse"
+	PostToolUse = "PostToolUse"
+)
+
+// MaxInput bounds the hook payload read from stdin (tool responses can be
+// large; anything beyond is refused, never truncated).
+const MaxInput = 32 << 20
+
+// Input is the JSON payload Claude Code writes on a command hook's stdin.
+type Input struct {
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	PermissionMode string          `json:"permission_mode"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolResponse   json.RawMessage `json:"tool_response"`
+	ToolUseID      string          `json:"tool_use_id"`
+}
+
+// Verdict is a hook's decision. The zero Verdict allows the tool call (or,
+// after the call, lets the output through without comment).
+type Verdict struct {
+	Block  bool
+	Rule   string // stable identifier of what matched, e.g. "ssrf.metadata"
+	Reason string // shown to the model; never contains the offending secret
+}
+
+// TextScanner finds problems in text. It is the port through which the
+// hooks use detectors that live elsewhere (internal/scan); nil scanners fall
+// back to the small built-in rule sets of this package.
+type TextScanner interface {
+	ScanText(ctx context.Context, text string) ([]Finding, error)
+}
+
+// Finding is one TextScanner result.
+type Finding struct {
+	Rule    string
+	Message string
+}
+
+// Env is what a hook sees of the outside world.
+type Env struct {
+	// Getenv reads the hook process environment (FULLSEND_TOOL_ALLOWLIST,
+	// FULLSEND_CANARY_TOKEN, FULLSEND_ALLOWED_SERVICES).
+	Getenv func(string) string
+	// Secrets, Injection and Unicode override the built-in detectors when
+	// non-nil (NewEnv plugs in internal/scan).
+	Secrets   TextScanner
+	Injection TextScanner
+	Unicode   TextScanner
+}
+
+func (e *Env) getenv(k string) string {
+	if e == nil || e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(k)
+}
+
+// Environment variables read by the hooks.
+const (
+	EnvToolAllowlist   = "FULLSEND_TOOL_ALLOWLIST"   // comma list, e.g. "Read,Grep,Bash(gh,jq)"
+	EnvCanaryToken     = "FULLSEND_CANARY_TOKEN"     // comma list of canary tokens
+	EnvAllowedServices = "FULLSEND_ALLOWED_SERVICES" // comma list of internal host:port the agent may reach
+)
+
+// Hook is one named check.
+type Hook struct {
+	Name    string // `fullsend hook <Name>`
+	Event   string // PreToolUse or PostToolUse
+	Matcher string // Claude Code matcher (regex over tool names) used in settings.json
+	Summary string
+	// OptIn hooks are installed only when configured (tool-allowlist).
+	OptIn bool
+	check func(ctx context.Context, in *Input, env *Env) (Verdict, error)
+}
+
+// Check runs the hook on in.
+func (h Hook) Check(ctx context.Context, in *Input, env *Env) (Verdict, error) {
+	return h.check(ctx, in, env)
+}
+
+var all = []Hook{
+	{Name: "bash-risk-pretool", Event: PreToolUse, Matcher: "Bash|Write|Edit|MultiEdit|NotebookEdit",
+		Summary: "blocks dangerous shell commands and edits of the hook configuration", check: checkBashRisk},
+	{Name: "ssrf-pretool", Event: PreToolUse, Matcher: "Bash|WebFetch|mcp__.*",
+		Summary: "blocks URLs and addresses pointing at internal networks or cloud metadata", check: checkSSRF},
+	{Name: "tool-allowlist-pretool", Event: PreToolUse, Matcher: "*", OptIn: true,
+		Summary: "blocks tools outside " + EnvToolAllowlist, check: checkAllowlist},
+	{Name: "canary-pretool", Event: PreToolUse, Matcher: "*",
+		Summary: "blocks tool calls carrying the canary token (exfiltration attempt)", check: checkCanaryPre},
+	{Name: "canary-posttool", Event: PostToolUse, Matcher: "*",
+		Summary: "flags tool output containing the canary token", check: checkCanaryPost},
+	{Name: "secret-redact-posttool", Event: PostToolUse, Matcher: "*",
+		Summary: "flags secrets in tool output", check: checkSecrets},
+	{Name: "unicode-posttool", Event: PostToolUse, Matcher: "*",
+		Summary: "flags bidi, tag and zero-width characters in tool output", check: checkUnicode},
+	{Name: "context-suppress-posttool", Event: PostToolUse, Matcher: "*",
+		Summary: "flags prompt-injection text in tool output", check: checkInjection},
+}
+
+// All returns every hook, in installation order.
+func All() []Hook { return append([]Hook(nil), all...) }
+
+// Names lists the hook names, sorted.
+func Names() []string {
+	n := make([]string, len(all))
+	for i, h := range all {
+		n[i] = h.Name
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Lookup finds a hook by name.
+func Lookup(name string) (Hook, bool) {
+	for _, h := range all {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Hook{}, false
+}
+
+// ErrUnknownHook is returned (wrapped) by Handle for an unknown hook name.
+var ErrUnknownHook = errors.New("unknown hook")
+
+// Handle reads one Claude Code hook payload from r, runs the named hook and
+// writes the protocol response to w:
+//
+//   - allow: nothing is written (exit 0, Claude Code proceeds as usual);
+//   - PreToolUse block: {"hookSpecificOutput":{"hookEventName":"PreToolUse",
+//     "permissionDecision":"deny","permissionDecisionReason":…}} (exit 0);
+//   - PostToolUse block: {"decision":"block","reason":…,"hookSpecificOutput":
+//     {"hookEventName":"PostToolUse","additionalContext":…}} (exit 0). The tool
+//     has already run; the model is told, the output cannot be rewritten.
+//
+// A returned error means the hook could not decide (unreadable payload,
+// wrong event, unknown hook, scanner failure): the caller must exit 2 with
+// the error on stderr, which Claude Code treats as a block (fail closed).
+func Handle(ctx context.Context, name string, r io.Reader, w io.Writer, env *Env) (Verdict, error) {
+	h, ok := Lookup(name)
+	if !ok {
+		return Verdict{}, fmt.Errorf("hook %q: %w (known: %s)", name, ErrUnknownHook, strings.Join(Names(), ", "))
+	}
+	in, err := ReadInput(r)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("hook %s: %w", name, err)
+	}
+	if in.HookEventName != h.Event {
+		return Verdict{}, fmt.Errorf("hook %s: payload is for event %q, hook handles %s", name, in.HookEventName, h.Event)
+	}
+	v, err := h.check(ctx, in, env)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("hook %s: %w", name, err)
+	}
+	if !v.Block {
+		return v, nil
+	}
+	out, err := Response(h.Event, v)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("hook %s: %w", name, err)
+	}
+	if _, err := w.Write(out); err != nil {
+		return Verdict{}, fmt.Errorf("hook %s: writing response: %w", name, err)
+	}
+	return v, nil
+}
+
+// ReadInput decodes a hook payload (at most MaxInput bytes).
+func ReadInput(r io.Reader) (*Input, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading payload: %w", err)
+	}
+	if len(data) > MaxInput {
+		return nil, fmt.Errorf("payload larger than %d bytes", MaxInput)
+	}
+	var in Input
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("decoding payload: %w", err)
+	}
+	if in.HookEventName == "" || in.ToolName == "" {
+		return nil, errors.New("payload lacks hook_event_name or tool_name")
+	}
+	return &in, nil
+}
+
+// Response renders the protocol JSON for a blocking verdict of event.
+func Response(event string, v Verdict) ([]byte, error) {
+	var out any
+	switch event {
+	case PreToolUse:
+		out = map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName":            PreToolUse,
+			"permissionDecision":       "deny",
+			"permissionDecisionReason": v.Reason,
+		}}
+	case PostToolUse:
+		out = map[string]any{
+			"decision": "block",
+			"reason":   v.Reason,
+			"hookSpecificOutput": map[string]any{
+				"hookEventName":     PostToolUse,
+				"additionalContext": "fullsend security hook (" + v.Rule + "): " + v.Reason,
+			},
+		}
+	default:
+		return nil, fmt.Errorf("event %q not supported", event)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// toolInput decodes the tool input object (nil when absent or not an object).
+func (in *Input) toolInput() map[string]any {
+	var m map[string]any
+	if len(in.ToolInput) == 0 || json.Unmarshal(in.ToolInput, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// inputString returns tool_input[key] when it is a string.
+func (in *Input) inputString(key string) string {
+	s, _ := in.toolInput()[key].(string)
+	return s
+}
+
+// strings collects every string leaf of a JSON value (object keys excluded),
+// in document order; a JSON string value yields itself.
+func jsonStrings(raw json.RawMessage) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return []string{string(raw)}
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// splitList splits a comma list, trimming blanks and dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// HookTimeoutSeconds is the per-hook timeout written into settings.json.
+const HookTimeoutSeconds = 30
+
+// Select returns the hooks to install: every default hook not in disabled,
+// plus the opt-in hooks named in optIn. Unknown names are an error.
+func Select(disabled, optIn []string) ([]Hook, error) {
+	for _, n := range append(append([]string(nil), disabled...), optIn...) {
+		if _, ok := Lookup(n); !ok {
+			return nil, fmt.Errorf("hook %q: %w (known: %s)", n, ErrUnknownHook, strings.Join(Names(), ", "))
+		}
+	}
+	var out []Hook
+	for _, h := range all {
+		if contains(disabled, h.Name) {
+			continue
+		}
+		if h.OptIn && !contains(optIn, h.Name) {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+type settingsHook struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+}
+
+type settingsMatcher struct {
+	Matcher string         `json:"matcher"`
+	Hooks   []settingsHook `json:"hooks"`
+}
+
+// Settings renders the Claude Code settings.json that wires hs to
+// `<binary> hook <name>` (binary: absolute path of fullsend in the sandbox,
+// so a PATH change cannot substitute it). Hooks keep their order within each
+// event; every hook is its own matcher group so one hook's matcher never
+// widens another's.
+func Settings(binary string, hs []Hook) ([]byte, error) {
+	if !strings.HasPrefix(binary, "/") || strings.ContainsAny(binary, " \t\n'\"$`\\;&|") {
+		return nil, fmt.Errorf("hook binary %q: must be an absolute path without shell metacharacters", binary)
+	}
+	events := map[string][]settingsMatcher{}
+	for _, h := range hs {
+		events[h.Event] = append(events[h.Event], settingsMatcher{
+			Matcher: h.Matcher,
+			Hooks:   []settingsHook{{Type: "command", Command: binary + " hook " + h.Name, Timeout: HookTimeoutSeconds}},
+		})
+	}
+	doc := map[string]any{
+		"hooks":           events,
+		"disableAllHooks": false,
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// harnessGroups maps the harness security.sandbox_hooks keys to hooks.
+var harnessGroups = map[string][]string{
+	"canary":           {"canary-pretool", "canary-posttool"},
+	"context_suppress": {"context-suppress-posttool"},
+	"secret_redact":    {"secret-redact-posttool"},
+	"ssrf":             {"ssrf-pretool"},
+	"tirith":           {"bash-risk-pretool"},
+	"tool_allowlist":   {"tool-allowlist-pretool"},
+	"unicode":          {"unicode-posttool"},
+}
+
+// HarnessDisabled translates a harness security.sandbox_hooks map (key →
+// enabled) into the hook names to disable (BootstrapInput.DisabledHooks),
+// sorted. Enabling a hook that is on by default changes nothing; the
+// tool allowlist hook is switched on by a non-empty allowlist, not here.
+// Unknown keys are an error.
+func HarnessDisabled(m map[string]bool) ([]string, error) {
+	var out []string
+	for k, on := range m {
+		hs, ok := harnessGroups[k]
+		if !ok {
+			return nil, fmt.Errorf("sandbox hook %q: unknown (known: canary, context_suppress, secret_redact, ssrf, tirith, tool_allowlist, unicode)", k)
+		}
+		if !on {
+			out = append(out, hs...)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

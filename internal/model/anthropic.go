@@ -1,0 +1,208 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Anthropic Messages wire types (the subset we send and read).
+
+type anRequest struct {
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens"`
+	System    string      `json:"system,omitempty"`
+	Messages  []anMessage `json:"messages"`
+	Tools     []anTool    `json:"tools,omitempty"`
+}
+
+type anMessage struct {
+	Role    string    `json:"role"`
+	Content []anBlock `json:"content"`
+}
+
+type anBlock struct {
+	Type string `json:"type"` // text | image | tool_use | tool_result
+	Text string `json:"text,omitempty"`
+	// thinking
+	Thinking string `json:"thinking,omitempty"`
+	// image
+	Source *anSource `json:"source,omitempty"`
+	// tool_use
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// tool_result
+	ToolUseID string    `json:"tool_use_id,omitempty"`
+	Content   []anBlock `json:"content,omitempty"`
+	IsError   bool      `json:"is_error,omitempty"`
+}
+
+type anSource struct {
+	Type      string `json:"type"` // base64
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+type anTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type anResponse struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	Role       string    `json:"role"`
+	Content    []anBlock `json:"content"`
+	StopReason string    `json:"stop_reason"`
+	Usage      struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// encodeAnthropic renders req in the Messages format: tool results become
+// tool_result blocks of a user message; consecutive messages of the same
+// role are merged, as the API requires strict alternation.
+func encodeAnthropic(model string, req *Request) ([]byte, error) {
+	out := anRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System}
+	if out.MaxTokens <= 0 {
+		out.MaxTokens = 4096
+	}
+	add := func(role string, blocks []anBlock) {
+		if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == role {
+			out.Messages[n-1].Content = append(out.Messages[n-1].Content, blocks...)
+			return
+		}
+		out.Messages = append(out.Messages, anMessage{Role: role, Content: blocks})
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			blocks, err := anContent(m.Content)
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			if len(blocks) == 0 {
+				blocks = []anBlock{{Type: "text", Text: "(empty)"}}
+			}
+			add("user", blocks)
+		case RoleTool:
+			blocks, err := anContent(m.Content)
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			if len(blocks) == 0 {
+				blocks = []anBlock{{Type: "text", Text: "(no output)"}}
+			}
+			add("user", []anBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: blocks, IsError: m.IsError}})
+		case RoleAssistant:
+			var blocks []anBlock
+			if t := m.Text(); t != "" {
+				blocks = append(blocks, anBlock{Type: "text", Text: t})
+			}
+			for _, tc := range m.ToolCalls {
+				blocks = append(blocks, anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: anInput(tc.Arguments)})
+			}
+			if len(blocks) == 0 {
+				blocks = []anBlock{{Type: "text", Text: "(no output)"}}
+			}
+			add("assistant", blocks)
+		default:
+			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		out.Tools = append(out.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: t.Parameters})
+	}
+	return json.Marshal(out)
+}
+
+func anContent(bs []Block) ([]anBlock, error) {
+	var out []anBlock
+	for _, b := range bs {
+		switch b.Type {
+		case BlockText:
+			if b.Text != "" {
+				out = append(out, anBlock{Type: "text", Text: b.Text})
+			}
+		case BlockImage:
+			if b.Data == "" {
+				return nil, errors.New("image block without data")
+			}
+			out = append(out, anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: b.MediaType, Data: b.Data}})
+		}
+	}
+	return out, nil
+}
+
+// anInput returns the tool_use input: the arguments when they are a JSON
+// object, else an empty object (the API accepts only objects; malformed
+// arguments never come from this dialect).
+func anInput(args string) json.RawMessage {
+	raw := bytes.TrimSpace([]byte(args))
+	if len(raw) > 0 && raw[0] == '{' && json.Valid(raw) {
+		return raw
+	}
+	return json.RawMessage("{}")
+}
+
+func decodeAnthropic(data []byte) (*Response, error) {
+	var r anResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("decoding message: %v", err)
+	}
+	if r.Type == "error" || (r.Error != nil && len(r.Content) == 0) {
+		msg := "unknown error"
+		if r.Error != nil {
+			msg = r.Error.Type + ": " + r.Error.Message
+		}
+		return nil, fmt.Errorf("server error: %s", msg)
+	}
+	if r.Type != "" && r.Type != "message" {
+		return nil, fmt.Errorf("unexpected object type %q", r.Type)
+	}
+	msg := Message{Role: RoleAssistant}
+	for _, b := range r.Content {
+		switch b.Type {
+		case "text":
+			if b.Text != "" {
+				msg.Content = append(msg.Content, TextBlock(b.Text))
+			}
+		case "tool_use":
+			in := string(bytes.TrimSpace(b.Input))
+			if in == "" || in == "null" {
+				in = "{}"
+			}
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: in})
+		case "thinking":
+			msg.Reasoning += b.Thinking
+		}
+	}
+	resp := &Response{
+		Message:   msg,
+		RawStop:   r.StopReason,
+		Usage:     Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens},
+		RequestID: r.ID,
+	}
+	switch r.StopReason {
+	case "end_turn", "stop_sequence", "":
+		resp.StopReason = StopEnd
+	case "tool_use":
+		resp.StopReason = StopToolUse
+	case "max_tokens":
+		resp.StopReason = StopMaxTokens
+	default:
+		resp.StopReason = StopOther
+	}
+	if len(msg.ToolCalls) > 0 && resp.StopReason == StopEnd {
+		resp.StopReason = StopToolUse
+	}
+	return resp, nil
+}

@@ -1,0 +1,118 @@
+package model
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Role is the author of a Message.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	// RoleTool carries the result of one tool call (ToolCallID set).
+	RoleTool Role = "tool"
+)
+
+// BlockType is the kind of a content Block.
+type BlockType string
+
+const (
+	BlockText  BlockType = "text"
+	BlockImage BlockType = "image"
+)
+
+// Block is one piece of message content.
+type Block struct {
+	Type BlockType `json:"type"`
+	Text string    `json:"text,omitempty"`
+	// Image fields. Data is the base64 of the image bytes; it is what the
+	// wire formats carry. Transcripts store File and SHA256 instead and clear
+	// Data (see the native runtime).
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	SHA256    string `json:"sha256,omitempty"`
+	File      string `json:"file,omitempty"`
+	Size      int    `json:"size,omitempty"`
+}
+
+// TextBlock returns a text block.
+func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
+
+// ToolCall is one tool invocation requested by the model. Arguments is the
+// raw JSON text the model produced; it may be malformed, and the caller
+// decides what to do about it.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Message is one conversation entry in a provider-neutral form.
+type Message struct {
+	Role    Role    `json:"role"`
+	Content []Block `json:"content,omitempty"`
+	// ToolCalls is set on assistant messages that call tools.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID and IsError are set on RoleTool messages.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	IsError    bool   `json:"is_error,omitempty"`
+	// Reasoning is reasoning text some servers return beside the answer
+	// (reasoning_content). It is kept for the transcript, never sent back.
+	Reasoning string `json:"reasoning,omitempty"`
+}
+
+// Text concatenates the message's text blocks.
+func (m Message) Text() string {
+	var b strings.Builder
+	for _, c := range m.Content {
+		if c.Type == BlockText {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// ToolSpec declares one tool offered to the model. Parameters is a JSON
+// Schema object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Request is one completion request.
+type Request struct {
+	Model     string     // "" = Config.Model
+	System    string     // system prompt
+	Messages  []Message  // conversation so far
+	Tools     []ToolSpec // tools offered
+	MaxTokens int        // output bound for this call (> 0)
+}
+
+// StopReason is why the model stopped producing output, normalised.
+type StopReason string
+
+const (
+	StopEnd       StopReason = "end"        // finished its turn
+	StopToolUse   StopReason = "tool_use"   // wants tool results
+	StopMaxTokens StopReason = "max_tokens" // hit Request.MaxTokens
+	StopOther     StopReason = "other"      // refusal, content filter, unknown
+)
+
+// Usage counts tokens of one call.
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// Response is the model's answer to one Request.
+type Response struct {
+	Message    Message    // RoleAssistant
+	StopReason StopReason // normalised
+	RawStop    string     // the server's own finish/stop reason
+	Usage      Usage
+	RequestID  string // server request id (header, else body id)
+	Attempts   int    // HTTP attempts made (1 = no retry)
+}

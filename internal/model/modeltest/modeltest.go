@@ -1,0 +1,474 @@
+package modeltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/model"
+)
+
+// Reply is a successful model answer.
+type Reply struct {
+	Text      string
+	ToolCalls []model.ToolCall // Arguments is sent verbatim (may be malformed)
+	// Stop overrides the stop reason (default: tool_use when ToolCalls, else end).
+	Stop         model.StopReason
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// Step is one scripted exchange: a Reply, or a raw Status/Header/Body, or
+// a Handler taking over the exchange.
+type Step struct {
+	Reply   *Reply
+	Status  int
+	Header  map[string]string
+	Body    string
+	Handler http.HandlerFunc
+}
+
+// Say is a Step replying with text only.
+func Say(text string) Step { return Step{Reply: &Reply{Text: text, OutputTokens: 5}} }
+
+// Call is a Step calling one tool with JSON args (marshalled from v unless v
+// is a string, which is sent verbatim).
+func Call(id, name string, v any) Step {
+	return Step{Reply: &Reply{ToolCalls: []model.ToolCall{{ID: id, Name: name, Arguments: Args(v)}}, OutputTokens: 10}}
+}
+
+// Args marshals v (a string is returned verbatim).
+func Args(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// Status is a Step answering with an HTTP error status and headers.
+func Status(code int, header map[string]string) Step {
+	return Step{Status: code, Header: header, Body: `{"error":{"type":"rate_limit_error","message":"slow down"}}`}
+}
+
+// Received is one request as the server saw it.
+type Received struct {
+	Header http.Header
+	Body   []byte
+	// Decoded is the request converted back to the neutral form (System,
+	// Messages, Tools, MaxTokens, Model), for assertions.
+	Decoded model.Request
+}
+
+// Server is a fake model API.
+type Server struct {
+	*httptest.Server
+	API model.API
+	t   testing.TB
+
+	mu       sync.Mutex
+	steps    []Step
+	next     func(i int, r Received) Step
+	received []Received
+	served   int
+	busy     time.Duration
+}
+
+// HandlerTime is the total time spent inside the handler (the "model
+// time" of the requests served so far, including request decoding).
+func (s *Server) HandlerTime() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.busy
+}
+
+// New starts a server answering with steps in order; it is closed at the
+// end of the test.
+func New(t testing.TB, api model.API, steps ...Step) *Server {
+	s := &Server{API: api, t: t, steps: steps}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewFunc starts a server computing each step from the request number
+// (from 0) and the request.
+func NewFunc(t testing.TB, api model.API, next func(i int, r Received) Step) *Server {
+	s := &Server{API: api, t: t, next: next}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Push appends steps to the script.
+func (s *Server) Push(steps ...Step) {
+	s.mu.Lock()
+	s.steps = append(s.steps, steps...)
+	s.mu.Unlock()
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.received...)
+}
+
+// Remaining is the number of scripted steps not yet served.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.steps) - s.served
+}
+
+// Config returns a model.Config pointing at the server without auth.
+func (s *Server) Config() model.Config {
+	base := s.URL + "/v1"
+	if s.API == model.APIAnthropic {
+		base = s.URL
+	}
+	return model.Config{API: s.API, BaseURL: base, Model: "fake-model", Auth: model.AuthNone}
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	defer func() {
+		d := time.Since(start)
+		s.mu.Lock()
+		s.busy += d
+		s.mu.Unlock()
+	}()
+	want := "/v1/chat/completions"
+	if s.API == model.APIAnthropic {
+		want = "/v1/messages"
+	}
+	if r.Method != http.MethodPost || r.URL.Path != want {
+		s.t.Errorf("modeltest: unexpected %s %s (want POST %s)", r.Method, r.URL.Path, want)
+		http.Error(w, "wrong endpoint", http.StatusNotFound)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	rec := Received{Header: r.Header.Clone(), Body: body}
+	var err error
+	if s.API == model.APIAnthropic {
+		rec.Decoded, err = decodeAnthropicRequest(body)
+	} else {
+		rec.Decoded, err = decodeOpenAIRequest(body)
+	}
+	if err != nil {
+		s.t.Errorf("modeltest: undecodable request: %v", err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	i := len(s.received)
+	s.received = append(s.received, rec)
+	var step Step
+	ok := true
+	if s.next != nil {
+		s.mu.Unlock()
+		step = s.next(i, rec)
+		s.mu.Lock()
+	} else if s.served < len(s.steps) {
+		step = s.steps[s.served]
+		s.served++
+	} else {
+		ok = false
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.t.Errorf("modeltest: request %d beyond the script", i+1)
+		http.Error(w, "script exhausted", http.StatusInternalServerError)
+		return
+	}
+	switch {
+	case step.Handler != nil:
+		step.Handler(w, r)
+	case step.Reply != nil:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("request-id", fmt.Sprintf("req_%d", i+1))
+		for k, v := range step.Header {
+			w.Header().Set(k, v)
+		}
+		if s.API == model.APIAnthropic {
+			_, _ = w.Write(anthropicReply(i, step.Reply))
+		} else {
+			_, _ = w.Write(openAIReply(i, step.Reply))
+		}
+	default:
+		for k, v := range step.Header {
+			w.Header().Set(k, v)
+		}
+		code := step.Status
+		if code == 0 {
+			code = http.StatusOK
+		}
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, step.Body)
+	}
+}
+
+func openAIReply(i int, r *Reply) []byte {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type tc struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	msg := map[string]any{"role": "assistant", "content": nil}
+	if r.Text != "" {
+		msg["content"] = r.Text
+	}
+	var calls []tc
+	for _, c := range r.ToolCalls {
+		calls = append(calls, tc{ID: c.ID, Type: "function", Function: fn{Name: c.Name, Arguments: c.Arguments}})
+	}
+	if len(calls) > 0 {
+		msg["tool_calls"] = calls
+	}
+	finish := "stop"
+	switch {
+	case r.Stop == model.StopMaxTokens:
+		finish = "length"
+	case r.Stop == model.StopOther:
+		finish = "content_filter"
+	case r.Stop == model.StopEnd:
+		finish = "stop"
+	case len(calls) > 0:
+		finish = "tool_calls"
+	}
+	b, _ := json.Marshal(map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-%d", i+1),
+		"object":  "chat.completion",
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": r.InputTokens, "completion_tokens": r.OutputTokens},
+	})
+	return b
+}
+
+func anthropicReply(i int, r *Reply) []byte {
+	var content []map[string]any
+	if r.Text != "" {
+		content = append(content, map[string]any{"type": "text", "text": r.Text})
+	}
+	for _, c := range r.ToolCalls {
+		var in json.RawMessage
+		if json.Valid([]byte(c.Arguments)) {
+			in = json.RawMessage(c.Arguments)
+		} else {
+			in, _ = json.Marshal(c.Arguments)
+		}
+		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": in})
+	}
+	if content == nil {
+		content = []map[string]any{}
+	}
+	stop := "end_turn"
+	switch {
+	case r.Stop == model.StopMaxTokens:
+		stop = "max_tokens"
+	case r.Stop == model.StopOther:
+		stop = "refusal"
+	case r.Stop == model.StopEnd:
+		stop = "end_turn"
+	case len(r.ToolCalls) > 0:
+		stop = "tool_use"
+	}
+	b, _ := json.Marshal(map[string]any{
+		"id": fmt.Sprintf("msg_%d", i+1), "type": "message", "role": "assistant",
+		"content": content, "stop_reason": stop,
+		"usage": map[string]any{"input_tokens": r.InputTokens, "output_tokens": r.OutputTokens},
+	})
+	return b
+}
+
+func decodeOpenAIRequest(body []byte) (model.Request, error) {
+	var in struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools []struct {
+			Function model.ToolSpec `json:"function"`
+		} `json:"tools"`
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return model.Request{}, err
+	}
+	out := model.Request{Model: in.Model, MaxTokens: in.MaxTokens}
+	for _, t := range in.Tools {
+		out.Tools = append(out.Tools, t.Function)
+	}
+	for _, m := range in.Messages {
+		blocks, err := oaBlocks(m.Content)
+		if err != nil {
+			return out, err
+		}
+		if m.Role == "system" {
+			out.System = concatText(blocks)
+			continue
+		}
+		nm := model.Message{Role: model.Role(m.Role), Content: blocks, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			nm.ToolCalls = append(nm.ToolCalls, model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		out.Messages = append(out.Messages, nm)
+	}
+	return out, nil
+}
+
+func oaBlocks(raw json.RawMessage) ([]model.Block, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return []model.Block{model.TextBlock(s)}, nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, err
+	}
+	var out []model.Block
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			out = append(out, model.TextBlock(p.Text))
+		case "image_url":
+			mt, data, _ := strings.Cut(strings.TrimPrefix(p.ImageURL.URL, "data:"), ";base64,")
+			out = append(out, model.Block{Type: model.BlockImage, MediaType: mt, Data: data})
+		}
+	}
+	return out, nil
+}
+
+func decodeAnthropicRequest(body []byte) (model.Request, error) {
+	type block struct {
+		Type   string `json:"type"`
+		Text   string `json:"text"`
+		Source struct {
+			MediaType string `json:"media_type"`
+			Data      string `json:"data"`
+		} `json:"source"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+		ToolUseID string          `json:"tool_use_id"`
+		Content   json.RawMessage `json:"content"`
+		IsError   bool            `json:"is_error"`
+	}
+	var in struct {
+		Model     string `json:"model"`
+		MaxTokens int    `json:"max_tokens"`
+		System    string `json:"system"`
+		Messages  []struct {
+			Role    string  `json:"role"`
+			Content []block `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return model.Request{}, err
+	}
+	out := model.Request{Model: in.Model, MaxTokens: in.MaxTokens, System: in.System}
+	for _, t := range in.Tools {
+		out.Tools = append(out.Tools, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+	}
+	conv := func(b block) (model.Block, bool) {
+		switch b.Type {
+		case "text":
+			return model.TextBlock(b.Text), true
+		case "image":
+			return model.Block{Type: model.BlockImage, MediaType: b.Source.MediaType, Data: b.Source.Data}, true
+		}
+		return model.Block{}, false
+	}
+	for _, m := range in.Messages {
+		cur := model.Message{Role: model.Role(m.Role)}
+		for _, b := range m.Content {
+			switch b.Type {
+			case "tool_use":
+				cur.ToolCalls = append(cur.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
+			case "tool_result":
+				tm := model.Message{Role: model.RoleTool, ToolCallID: b.ToolUseID, IsError: b.IsError}
+				var inner []block
+				if len(b.Content) > 0 && b.Content[0] == '[' {
+					if err := json.Unmarshal(b.Content, &inner); err != nil {
+						return out, err
+					}
+				}
+				for _, ib := range inner {
+					if nb, ok := conv(ib); ok {
+						tm.Content = append(tm.Content, nb)
+					}
+				}
+				out.Messages = append(out.Messages, tm)
+			default:
+				if nb, ok := conv(b); ok {
+					cur.Content = append(cur.Content, nb)
+				}
+			}
+		}
+		if len(cur.Content) > 0 || len(cur.ToolCalls) > 0 {
+			out.Messages = append(out.Messages, cur)
+		}
+	}
+	return out, nil
+}
+
+func concatText(bs []model.Block) string {
+	var b strings.Builder
+	for _, x := range bs {
+		b.WriteString(x.Text)
+	}
+	return b.String()
+}
+
+// LastToolResult returns the text of the last tool message of the request
+// and whether it was marked as an error (openai has no error flag: false).
+func (r Received) LastToolResult() (string, bool) {
+	for i := len(r.Decoded.Messages) - 1; i >= 0; i-- {
+		m := r.Decoded.Messages[i]
+		if m.Role == model.RoleTool {
+			return m.Text(), m.IsError
+		}
+	}
+	return "", false
+}

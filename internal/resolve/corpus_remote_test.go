@@ -1,0 +1,181 @@
+package resolve
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/fetch"
+	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
+	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/scan"
+)
+
+// publishCorpus turns a corpus harness into the copy a publisher would
+// serve from a forge: placed at the repository root (so "agents/code.md"
+// resolves, RFC 3986, to …/blob/REF/agents/code.md next to it), every
+// reference pinned with the sha256 (or tree hash) of the corpus file,
+// allowed_remote_resources set to the repository, and the executable
+// fields (pre/post scripts, validation script, host files other than
+// ${VAR} ones) dropped: a harness fetched by URL has no local fullsend dir,
+// and executables must be local.
+func publishCorpus(t *testing.T, corpus string, data []byte, prefix string) []byte {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	pinOf := func(v string) string {
+		p := filepath.Join(corpus, filepath.FromSlash(v))
+		d, _, _, err := hashLocal(p)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		return v + "#sha256=" + string(d)
+	}
+	var fix func(m *yaml.Node)
+	fix = func(m *yaml.Node) {
+		var out []*yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k, v := m.Content[i], m.Content[i+1]
+			switch k.Value {
+			case "pre_script", "post_script":
+				continue
+			case "agent", "doc", "policy":
+				v.Value = pinOf(v.Value)
+			case "skills", "plugins", "providers", "profiles":
+				for _, c := range v.Content {
+					c.Value = pinOf(c.Value)
+				}
+			case "openshell":
+				fix(v)
+			case "validation_loop":
+				var keep []*yaml.Node
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					switch v.Content[j].Value {
+					case "script":
+						continue
+					case "schema":
+						v.Content[j+1].Value = pinOf(v.Content[j+1].Value)
+					}
+					keep = append(keep, v.Content[j], v.Content[j+1])
+				}
+				v.Content = keep
+			case "host_files", "env":
+				// Host files and env expansion name the host's environment;
+				// remote content may not (harness.ErrRemoteExpansion): a
+				// local harness using the remote one as base declares them.
+				continue
+			case "forge":
+				for j := 1; j < len(v.Content); j += 2 {
+					fix(v.Content[j])
+				}
+			}
+			out = append(out, k, v)
+		}
+		m.Content = out
+	}
+	root := doc.Content[0]
+	fix(root)
+	root.Content = append(root.Content,
+		&yaml.Node{Kind: yaml.ScalarNode, Value: "allowed_remote_resources"},
+		&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: prefix}}})
+	b, err := yaml.Marshal(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCorpusRemote serves the corpus from the fake forge and resolves
+// every harness by URL, with every forge overlay, against an empty cache
+// and then fully cached with a forge that fails every request.
+func TestCorpusRemote(t *testing.T) {
+	corpus := corpusDir(t)
+	files := map[string][]byte{}
+	err := filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(corpus, p)
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := forgetest.NewGitHub(t, nil)
+	prefix := "https://" + srv.WebHost() + "/fullsend-ai/agents/"
+	harnesses, _ := filepath.Glob(filepath.Join(corpus, "harness", "*.yaml"))
+	for _, h := range harnesses {
+		files[filepath.Base(h)] = publishCorpus(t, corpus, files["harness/"+filepath.Base(h)], prefix)
+	}
+	key := "fullsend-ai/agents@main"
+	srv.AddRepo(key, files)
+
+	cfg := config.Default()
+	cfg.AllowedRemoteResources = []string{prefix}
+	cfg.Forges = []config.Forge{srv.Forge()}
+	fo := srv.FetchOptions()
+	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
+	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	cfg.Security.RemoteResources.TrustedHarnessPrefixes = []string{prefix}
+	store, err := cas.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The real scan pipeline (remote policy) runs over every fetched file.
+	pipe, err := scan.New(scan.Options{Local: scan.Policy{ContextInjection: true}, Remote: scan.Policy{ContextInjection: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Config: cfg, Store: store, Scanner: pipe, Network: func() (*Network, error) {
+		return NewNetwork(cfg, srv.Getenv(""), func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }), nil
+	}}
+	for _, h := range harnesses {
+		name := filepath.Base(h)
+		u := srv.BlobURL(key, name) + "#sha256=" + string(ref.SHA256(files[name]))
+		for _, fg := range []string{"", "github", "gitlab", "jira"} {
+			oo := o
+			oo.Forge = fg
+			res, err := Resolve(context.Background(), u, oo)
+			if err != nil {
+				if fg == "jira" && strings.Contains(err.Error(), `no forge overlay "jira"`) {
+					continue
+				}
+				t.Fatalf("%s --forge %q: %v", name, fg, err)
+			}
+			if len(res.Graph.Nodes) == 0 || !strings.HasPrefix(res.Harness.Agent, store.Dir()) {
+				t.Fatalf("%s: %d nodes, agent %q", name, len(res.Graph.Nodes), res.Harness.Agent)
+			}
+			for _, n := range res.Graph.Nodes {
+				if !n.Remote || !strings.HasPrefix(n.URL, prefix) {
+					t.Errorf("%s: %s is not remote: %+v", name, n.Field, n)
+				}
+			}
+		}
+	}
+	// Everything is cached now: a forge failing every request is not asked.
+	srv.ResetRequests()
+	srv.Fail(forgetest.Fault{Status: 503})
+	for _, h := range harnesses {
+		name := filepath.Base(h)
+		u := srv.BlobURL(key, name) + "#sha256=" + string(ref.SHA256(files[name]))
+		if _, err := Resolve(context.Background(), u, o); err != nil {
+			t.Fatalf("%s warm: %v", name, err)
+		}
+	}
+	if n := srv.RequestCount(); n != 0 {
+		t.Fatalf("warm corpus resolution made %d requests", n)
+	}
+}

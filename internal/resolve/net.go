@@ -1,0 +1,406 @@
+package resolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/audit"
+	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/fetch"
+	"github.com/fullsend-ai/fullsend/internal/forge"
+	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/scan"
+)
+
+// Scanner scans fetched content before it is cached; *scan.Pipeline
+// implements it.
+type Scanner interface {
+	ScanFiles(ctx context.Context, files map[string][]byte, m scan.Meta) (*scan.Result, error)
+}
+
+// FileFetcher fetches one pinned file; *fetch.Client implements it.
+type FileFetcher interface {
+	GetPinned(ctx context.Context, url string, want ref.Digest) ([]byte, error)
+}
+
+// ForgeFetcher downloads forge directories and files; *forge.Client
+// implements it.
+type ForgeFetcher interface {
+	FetchTree(ctx context.Context, loc forge.Location) (map[string][]byte, error)
+	FetchFile(ctx context.Context, loc forge.Location) ([]byte, error)
+}
+
+// Store is the content-addressed cache; *cas.Store implements it.
+type Store interface {
+	Get(d ref.Digest) (cas.Entry, error)
+	PutFile(want ref.Digest, meta cas.Metadata, content []byte) (cas.Entry, error)
+	PutTree(want ref.Digest, meta cas.Metadata, files map[string][]byte) (cas.Entry, error)
+}
+
+// Auditor records fetches; *audit.Log implements it.
+type Auditor interface {
+	Append(e audit.Entry) error
+}
+
+// Network is what a cache miss needs.
+type Network struct {
+	Files FileFetcher
+	Forge ForgeFetcher
+}
+
+// NewNetwork builds the fetch and forge clients the org config allows:
+// allowed_domains, allowed_private_networks, timeout and size limit from
+// cfg, forges from cfg.Forges with tokens read through getenv. tweak, when
+// not nil, may adjust the fetch options (tests: the test CA and resolver).
+func NewNetwork(cfg *config.Config, getenv func(string) string, tweak func(*fetch.Options)) *Network {
+	rr := cfg.Security.RemoteResources
+	o := fetch.Options{
+		AllowedDomains:         cfg.EffectiveAllowedDomains(),
+		AllowedPrivateNetworks: rr.AllowedPrivateNetworks,
+		Timeout:                rr.Timeout,
+		MaxSize:                rr.MaxSizeBytes,
+	}
+	if tweak != nil {
+		tweak(&o)
+	}
+	fc := fetch.New(o)
+	return &Network{Files: fc, Forge: forge.New(fc, cfg.Forges, getenv)}
+}
+
+// Sentinels.
+var (
+	ErrOffline      = errors.New("not in the cache and --offline forbids fetching it")
+	ErrNotForge     = errors.New("directories can only be fetched from a configured forge (tree URL)")
+	ErrCycle        = errors.New("dependency cycle")
+	ErrTooDeep      = errors.New("dependency chain too deep")
+	ErrTooMany      = errors.New("too many resources")
+	ErrNotConfirmed = errors.New("untrusted harness URL not confirmed")
+	ErrStale        = errors.New("lock file out of date")
+	ErrScanBlocked  = scan.ErrBlocked
+	ErrNoScanner    = errors.New("no scanner configured: remote content cannot be cached unscanned")
+	ErrWrongType    = errors.New("wrong resource type")
+)
+
+// Error is a resolution failure with the chain of references that led to
+// it.
+type Error struct {
+	Chain []string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	return strings.Join(e.Chain, " -> ") + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// flight is one in-flight acquisition of a hash.
+type flight struct {
+	done  chan struct{}
+	entry cas.Entry
+	hit   bool
+	err   error
+}
+
+// want describes what a remote node needs from the cache or network.
+type want struct {
+	url       string
+	digest    ref.Digest
+	typ       cas.Type
+	kind      string
+	loc       *forge.Location // forge location, nil for plain https
+	allowedBy string
+	fetchType string
+	// hitAudited: the caller has audited obtaining this resource, so a
+	// cache hit of it is not audited again (a fetch still is).
+	hitAudited bool
+}
+
+// network returns the fetchers, building them once.
+func (r *resolver) network() (*Network, error) {
+	r.netOnce.Do(func() {
+		if r.o.Network == nil {
+			r.netErr = errors.New("no network configured")
+			return
+		}
+		r.net, r.netErr = r.o.Network()
+	})
+	return r.net, r.netErr
+}
+
+// obtain returns the cache entry for w: from the cache when present
+// (verified), otherwise fetched, verified, scanned and cached. Concurrent
+// calls for the same hash share one acquisition.
+func (r *resolver) obtain(ctx context.Context, w want) (cas.Entry, bool, error) {
+	r.mu.Lock()
+	if f, ok := r.flights[w.digest]; ok {
+		r.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return cas.Entry{}, false, ctx.Err()
+		}
+		if f.err == nil && f.entry.Meta.Type != w.typ {
+			return cas.Entry{}, false, fmt.Errorf("%w: sha256 %s is a %s, referenced as a %s", ErrWrongType, w.digest, f.entry.Meta.Type, w.typ)
+		}
+		if f.err == nil {
+			r.auditHit(w, true)
+		}
+		return f.entry, true, f.err
+	}
+	f := &flight{done: make(chan struct{})}
+	r.flights[w.digest] = f
+	r.mu.Unlock()
+	f.entry, f.hit, f.err = r.acquire(ctx, w)
+	close(f.done)
+	return f.entry, f.hit, f.err
+}
+
+func (r *resolver) acquire(ctx context.Context, w want) (cas.Entry, bool, error) {
+	e, err := r.o.Store.Get(w.digest)
+	switch {
+	case err == nil:
+		if e.Meta.Type != w.typ {
+			return cas.Entry{}, false, fmt.Errorf("%w: sha256 %s is cached as a %s, referenced as a %s", ErrWrongType, w.digest, e.Meta.Type, w.typ)
+		}
+		r.auditHit(w, true)
+		return e, true, nil
+	case errors.Is(err, cas.ErrNotFound), errors.Is(err, cas.ErrCorrupt):
+	default:
+		return cas.Entry{}, false, err
+	}
+	if r.o.Offline {
+		return cas.Entry{}, false, fmt.Errorf("%s: %w", w.url, ErrOffline)
+	}
+	if r.o.Scanner == nil {
+		return cas.Entry{}, false, fmt.Errorf("%s: %w", w.url, ErrNoScanner)
+	}
+	n, err := r.network()
+	if err != nil {
+		return cas.Entry{}, false, err
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return cas.Entry{}, false, ctx.Err()
+	}
+	start := time.Now()
+	files, content, err := r.download(ctx, n, w)
+	<-r.sem
+	if err != nil {
+		return cas.Entry{}, false, err
+	}
+	meta := cas.Metadata{URL: w.url, FetchTime: r.now().UTC()}
+	m := scan.Meta{Path: w.url, Origin: scan.Remote, Kind: scanKind(w.kind)}
+	var size int64
+	if w.typ == cas.TypeDirectory {
+		res, err := r.o.Scanner.ScanFiles(ctx, files, m)
+		if err != nil {
+			return cas.Entry{}, false, fmt.Errorf("scanning %s: %w", w.url, err)
+		}
+		if err := res.Err(); err != nil {
+			return cas.Entry{}, false, err
+		}
+		r.notice(res.Notices)
+		if e, err = r.o.Store.PutTree(w.digest, meta, files); err != nil {
+			return cas.Entry{}, false, err
+		}
+		for _, b := range files {
+			size += int64(len(b))
+		}
+	} else {
+		dir, name := path.Split(w.url)
+		m.Path = strings.TrimSuffix(dir, "/")
+		res, err := r.o.Scanner.ScanFiles(ctx, map[string][]byte{name: content}, m)
+		if err != nil {
+			return cas.Entry{}, false, fmt.Errorf("scanning %s: %w", w.url, err)
+		}
+		if err := res.Err(); err != nil {
+			return cas.Entry{}, false, err
+		}
+		r.notice(res.Notices)
+		if e, err = r.o.Store.PutFile(w.digest, meta, content); err != nil {
+			return cas.Entry{}, false, err
+		}
+		size = int64(len(content))
+	}
+	r.auditHit(w, false)
+	r.progress(w, len(files), size, time.Since(start))
+	return e, false, nil
+}
+
+// download fetches w's bytes and verifies them against the pin.
+func (r *resolver) download(ctx context.Context, n *Network, w want) (map[string][]byte, []byte, error) {
+	if w.typ == cas.TypeDirectory {
+		if w.loc == nil {
+			return nil, nil, fmt.Errorf("%s: %w", w.url, ErrNotForge)
+		}
+		files, err := n.Forge.FetchTree(ctx, *w.loc)
+		if err != nil {
+			return nil, nil, err
+		}
+		got, err := cas.TreeHash(files)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", w.url, err)
+		}
+		if got != w.digest {
+			return nil, nil, fmt.Errorf("%s: %w: tree hash %s, pinned %s", w.url, fetch.ErrHashMismatch, got, w.digest)
+		}
+		return files, nil, nil
+	}
+	if w.loc != nil && w.loc.Kind == forge.Blob {
+		b, err := n.Forge.FetchFile(ctx, *w.loc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if got := ref.SHA256(b); got != w.digest {
+			return nil, nil, fmt.Errorf("%s: %w: sha256 %s, pinned %s", w.url, fetch.ErrHashMismatch, got, w.digest)
+		}
+		return nil, b, nil
+	}
+	u := w.url
+	if w.loc != nil {
+		u = w.loc.URL
+	}
+	b, err := n.Files.GetPinned(ctx, u, w.digest)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, b, nil
+}
+
+func scanKind(kind string) string {
+	switch kind {
+	case "agent", "skill", "policy", "schema", "plugin", "profile", "provider":
+		return kind
+	}
+	return "other"
+}
+
+func (r *resolver) auditHit(w want, hit bool) {
+	if r.o.Audit == nil || (hit && w.hitAudited) {
+		return
+	}
+	err := r.o.Audit.Append(audit.Entry{
+		TraceID: r.traceID, FetchTime: r.now().UTC(), URL: w.url, SHA256: string(w.digest),
+		FetchType: w.fetchType, AllowedBy: w.allowedBy, CacheHit: hit,
+	})
+	if err != nil {
+		r.mu.Lock()
+		if r.auditErr == nil {
+			r.auditErr = err
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *resolver) progress(w want, files int, size int64, d time.Duration) {
+	if r.o.Progress == nil {
+		return
+	}
+	what := fmt.Sprintf("%d bytes", size)
+	if w.typ == cas.TypeDirectory {
+		what = fmt.Sprintf("%d files, %d bytes", files, size)
+	}
+	r.progressMu.Lock()
+	fmt.Fprintf(r.o.Progress, "fullsend: fetched %s (%s, %s)\n", w.url, what, d.Round(time.Millisecond))
+	r.progressMu.Unlock()
+}
+
+func (r *resolver) notice(ns []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range ns {
+		if !r.noticeSeen[n] {
+			r.noticeSeen[n] = true
+			r.notices = append(r.notices, n)
+		}
+	}
+}
+
+// hashLocal hashes a local file or directory (regular files only; the
+// tree hash of package cas) and lists a directory's files.
+func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if !fi.IsDir() {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", "", nil, err
+		}
+		return ref.SHA256(b), cas.TypeFile, nil, nil
+	}
+	files := map[string][]byte{}
+	err = filepath.WalkDir(p, func(fp string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(fp)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(p, fp)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		return "", "", nil, err
+	}
+	d, err := cas.TreeHash(files)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("%s: %w", p, err)
+	}
+	var list []cas.TreeFile
+	for _, k := range sortedKeys(files) {
+		list = append(list, cas.TreeFile{Path: k, SHA256: ref.SHA256(files[k]), Size: int64(len(files[k]))})
+	}
+	return d, cas.TypeDirectory, list, nil
+}
+
+// readEntry reads the content of a file entry that Get has just verified.
+// It does not follow a symlink swapped in after the check, refuses anything
+// but a regular file, and reads at most the fetch size limit (the caller
+// re-hashes what it got, so a change after Get is caught as well).
+func (r *resolver) readEntry(e cas.Entry) ([]byte, error) {
+	f, err := os.OpenFile(e.ContentPath, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("cache entry %s: %w", e.Digest, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cache entry %s: %w", e.Digest, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("cache entry %s: content is not a regular file", e.Digest)
+	}
+	limit := r.cfg.Security.RemoteResources.MaxSizeBytes
+	if limit <= 0 {
+		limit = config.DefaultMaxSizeBytes
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("cache entry %s: %w", e.Digest, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("cache entry %s: content exceeds %d bytes", e.Digest, limit)
+	}
+	return b, nil
+}

@@ -1,0 +1,161 @@
+// Package run orchestrates one run of a harness (seed 002, DESIGN.md
+// "Runtimes" and "Sandbox"): it turns a resolved harness into a Plan and
+// executes it in a sandbox with an agent runtime, leaving a run directory
+// with report.json behind. It owns the plan, the sandbox workspace layout
+// the runner writes, the AGENTS.md / CLAUDE.md injection, both context
+// scans' wiring and fail modes, the validation loop, the host scripts and
+// the run directory format. It does not resolve (package resolve), scan
+// (package scan), isolate (package sandbox) or talk to models (package
+// runtime and its runtimes); it calls them.
+//
+// # Plan and Execute
+//
+// NewPlan is pure apart from reading files: from the resolve.Result (every
+// reference already a local path), the org config and Options it computes
+// the runtime (--runtime > harness runtime: > config runtime: > claude; the
+// script runtime's file is --script or <harness>.script.yaml beside the
+// harness), the backend (--sandbox > config sandbox.backend > local), the
+// sandbox.Spec, the agent name (frontmatter name, else file basename), the
+// skill and plugin list, host files after ${VAR} expansion, env.runner and
+// env.sandbox (values ${VAR}-expanded from the runner's environment; unset
+// variables become empty, with a note), scripts, validation settings, the
+// target repository and the scan options. It writes nothing and starts
+// nothing. Execute then runs the phases, each timed in the report:
+//
+//	pre_script   host, env.runner + FULLSEND_RUN_DIR/OUTPUT_DIR, log pre_script.log
+//	host_scan    repo CLAUDE.md, AGENTS.md, .claude/skills/**/SKILL.md; the org
+//	             AGENTS.md when it will be injected; the agent definition and every
+//	             skill and plugin file (origin remote for cached remote skills)
+//	fetch_service
+//	             allow_runtime_fetch only: package fetchsvc on loopback; its
+//	             address joins Spec.Network.Services, FULLSEND_FETCH_URL/TOKEN
+//	             the agent's environment (never .env), log fetch.log
+//	provision    sandbox.Backend.Provision(plan.Spec)
+//	layout       /sandbox/workspace (.env, .env.d/, host files, the repo copy,
+//	             injections, .git/info/exclude), /sandbox/output, other host files
+//	bootstrap    Runtime.Bootstrap (claude-config: agents/<name>.md, skills/, plugins/)
+//	             and HooksBootstrap when implemented
+//	scan_context /usr/local/bin/fullsend scan context --json --fail-mode M
+//	             --config-dir /sandbox/claude-config [--remote] <repo dir>
+//	agent[i]     Runtime.Run (CleanupIteration before i > 1), events to events.jsonl
+//	download[i]  /sandbox/output -> <run dir>/output
+//	validate[i]  schema (santhosh-tekuri/jsonschema/v6, no external $ref loaded)
+//	             and validation_loop.script (non-zero exit = invalid)
+//	post_script  only after a valid result; + FULLSEND_RESULT_FILE
+//	teardown     fetch service closed, Session.Terminate on a fresh context, on every path
+//
+// The in-sandbox scan runs after bootstrap, so it sees everything the
+// agent will load ("after all files are assembled", seed 002 step 9b).
+//
+// # Workspace layout
+//
+//	/sandbox/claude-config/agents/<agent>.md    runtime bootstrap
+//	/sandbox/claude-config/skills/<name>/       personal level: wins over the repo's
+//	/sandbox/claude-config/plugins/<name>/
+//	/sandbox/workspace/.env                     export NAME='value' for env.sandbox + FULLSEND_OUTPUT_DIR
+//	/sandbox/workspace/.env.d/                  host_files with such dests (expand: true = ${VAR} from the runner env)
+//	/sandbox/workspace/<repo>/                  copy of the target repository (never the host files)
+//	/sandbox/output/agent-result.json           the agent's result (FULLSEND_OUTPUT_DIR)
+//
+// Host files whose dest is elsewhere (e.g. /tmp/.gcp-credentials.json) are
+// uploaded to that path. A missing optional source (unset variable or no
+// file) is skipped with a note; a missing required one is an error naming
+// host_files[i]. The target repository is --target-repo, else the git
+// repository containing the working directory; with none (or "none") the
+// agent works in an empty /sandbox/workspace/repo. The run directories and
+// the cache are left out of the copy when they live inside the repository
+// (the README's case). readonly_repo makes the copy read-only (chmod a-w):
+// the host repository is never written in any case.
+//
+// Skills: the harness's skills in order, then skills reached through the
+// graph (dependencies, agent references), overlay references not applied
+// left out. Each is named by its SKILL.md frontmatter name, else its
+// basename; a taken name becomes <parent>-<basename>, then <name>-N: two
+// skills are never merged silently (the corpus's retro github overlay has
+// two skills in directories named "github"). Repository skills of the same
+// name are shadowed (personal over project) and listed in the report.
+//
+// # AGENTS.md injection (seed 002, step 8a, read as a sequence)
+//
+//  1. The repository has no AGENTS.md: the org default is injected — the
+//     fullsend dir's AGENTS.md when present, else an embedded default.
+//  2. The runtime is claude and the repository now has AGENTS.md but no
+//     CLAUDE.md: a bridge CLAUDE.md importing @AGENTS.md is injected.
+//  3. Both exist: nothing changes.
+//
+// Injected files are appended to the copy's .git/info/exclude ("/AGENTS.md",
+// "/CLAUDE.md"); without a .git directory a note says so.
+//
+// # Policy mapping
+//
+// filesystem_policy (OpenShell) on the local backend: a path at or below
+// what the backend provides itself (/sandbox, /usr, /bin, /sbin, /lib*,
+// /etc — a curated read-only subset of the host's —, /proc, /dev, /sys,
+// /tmp and /var/tmp — private tmpfs —, /run) needs no mount; any other path
+// that exists on the host is bind-mounted at the same path, read-only when
+// listed in read_only (also when listed in both), read-write when only in
+// read_write; a path missing on the host is skipped with a note.
+// include_workdir is implied (the repository copy is the working
+// directory). Image-based backends (docker) get no host mounts: the image
+// provides the file system, and Spec.Image is the harness image (or the
+// config's sandbox.docker.image). Network: every endpoint of the policy's
+// network_policies and of each openshell profile becomes an allowlist entry
+// "host:port" (or "host" = ports 80 and 443), checked with
+// sandbox.ParseAllow; per-binary restrictions and providers are not
+// enforced (a note says so). timeout_minutes is the sandbox's per-exec wall
+// time and bounds the whole agent loop (default DefaultWallTime) and each
+// host script (default DefaultScriptTimeout).
+//
+// # Fail modes
+//
+// The fail mode comes from the org config and the harness (a harness can
+// only make it stricter; scan.OptionsFromConfig). closed: a critical finding
+// of the host scan blocks before a sandbox exists; a critical finding of
+// the in-sandbox scan, or an in-sandbox scan that cannot run, blocks before
+// the agent starts (BlockedError wrapping scan.ErrBlocked, status
+// "blocked"). open: the same findings are recorded in report.json and
+// printed as warnings, and the run goes on. security.host_scanners: false
+// is ignored (with a note): host scans always run.
+//
+// # Run directory
+//
+// <workspace>/.fullsend/runs/<run-id>/ (run id: UTC time to the millisecond
+// + 6 random hex digits, so ids sort by time) holds report.json (Report,
+// written atomically on every path), events.jsonl (normalised runtime
+// events as they happen), transcript.jsonl (the runtime's TranscriptHandler
+// output, else a copy of events.jsonl), pre_script.log, post_script.log,
+// validation_script.N.log, fetch.log (runtime fetch) and output/ (the sandbox's /sandbox/output after
+// the last iteration).
+//
+// # Native runtime wiring
+//
+// For --runtime native the plan passes the command-line model options
+// through (RunInput.Options; the runtime itself reads FULLSEND_MODEL_* on
+// the host), sets result_schema to validation_loop.schema,
+// allow_runtime_fetch from the harness and resume for --resume, and drops
+// every env.sandbox entry carrying the model API key (bearer auth) before
+// the workspace .env is written. A missing or invalid result (an error
+// wrapping native.ErrResult) is not fatal: it is judged by the validation
+// step and retried with the errors as feedback, in the same conversation.
+// Each Outcome counts one iteration; the report sums them.
+//
+// `--resume RUN_ID` re-runs the plan in the existing run directory: it must
+// hold a native transcript.jsonl, and its report (if any) must be a native
+// run that did not succeed; that report is kept as report.attempt-N.json
+// and the new one counts Resumes. Only the first iteration resumes; later
+// ones continue with feedback. Every run holds an exclusive flock on its
+// run directory for its life, so a run still executing elsewhere cannot be
+// resumed (ErrRunInProgress). The sandbox is provisioned afresh.
+//
+// # Errors and cancellation
+//
+// Planning errors are *PlanError naming the harness field. Execute returns
+// nil only when the agent succeeded and its result validated (or nothing
+// needed validating); otherwise *ScriptError, *BlockedError, *AgentError,
+// *InvalidResultError, a sandbox or runtime error, or the context's error.
+// The report's status is succeeded, failed, blocked, invalid or canceled
+// (exit code 130). Cancellation (Ctrl-C: cli.Main's signal context) stops
+// the current phase; host scripts are killed with their process group; the
+// sandbox is terminated on a fresh context bounded by TeardownTimeout; the
+// staging directory is removed.
+package run

@@ -1,0 +1,99 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+)
+
+// ScriptError is a host script (pre_script, post_script,
+// validation_loop.script) that failed.
+type ScriptError struct {
+	Field    string // "pre_script", ...
+	Script   string
+	ExitCode int // -1: did not run to completion (timeout, signal, cancel)
+	Log      string
+	Err      error
+}
+
+func (e *ScriptError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s %s: %v (log: %s)", e.Field, e.Script, e.Err, e.Log)
+	}
+	return fmt.Sprintf("%s %s: exited with status %d (log: %s)", e.Field, e.Script, e.ExitCode, e.Log)
+}
+
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// runHostScript runs a local script on the runner host: the runner's
+// environment plus env (env.runner and FULLSEND_* values), working directory
+// dir, stdout and stderr captured into logFile, bounded by timeout. The
+// script runs in its own process group, killed as a whole on timeout or
+// cancellation. A script without the executable bit runs through /bin/sh.
+func runHostScript(ctx context.Context, field, script, dir, logFile string, env map[string]string, timeout time.Duration) error {
+	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	args := []string{script}
+	if st, err := os.Stat(script); err != nil {
+		return &ScriptError{Field: field, Script: script, ExitCode: -1, Log: logFile, Err: err}
+	} else if st.Mode()&0o111 == 0 {
+		args = []string{"/bin/sh", script}
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Env = os.Environ()
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd.Env = append(cmd.Env, k+"="+env[k])
+	}
+	err = cmd.Run()
+	// Whatever happened, leave no member of the group behind.
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if err == nil {
+		return nil
+	}
+	se := &ScriptError{Field: field, Script: script, ExitCode: -1, Log: logFile}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		se.Err = fmt.Errorf("timed out after %s", timeout)
+	case ctx.Err() != nil:
+		se.Err = ctx.Err()
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		se.ExitCode = ee.ExitCode()
+	default:
+		se.Err = err
+	}
+	return se
+}
+
+func absOr(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

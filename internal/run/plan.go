@@ -1,0 +1,703 @@
+package run
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/frontmatter"
+	"github.com/fullsend-ai/fullsend/internal/harness"
+	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/resolve"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/scan"
+)
+
+// Sandbox paths the runner owns (besides the runtime layout constants).
+const (
+	// OutputDir is FULLSEND_OUTPUT_DIR inside the sandbox; it is downloaded
+	// into <run dir>/output after every iteration.
+	OutputDir = "/sandbox/output"
+	// ResultName is the agent's result file inside OutputDir.
+	ResultName = "agent-result.json"
+	// EmptyRepoName is the working directory created under
+	// /sandbox/workspace when there is no target repository.
+	EmptyRepoName = "repo"
+	// DefaultRuntime is used when neither flag, harness nor config name one.
+	DefaultRuntime = "claude"
+	// DefaultScriptTimeout bounds pre_script, post_script and
+	// validation_loop.script when the harness has no timeout_minutes.
+	DefaultScriptTimeout = 10 * time.Minute
+	// DefaultWallTime bounds the agent when the harness has no
+	// timeout_minutes.
+	DefaultWallTime = 60 * time.Minute
+)
+
+// ScriptSuffix names the default script of the script runtime: for a
+// harness file H.yaml it is H.script.yaml beside it (e.g.
+// examples/hello/harness.script.yaml), used when --script is not given.
+const ScriptSuffix = ".script.yaml"
+
+// Options are the run settings that do not come from the harness or the
+// config (command-line flags and the caller's environment).
+type Options struct {
+	Runtime string // --runtime; "" = harness runtime:, config runtime:, DefaultRuntime
+	Script  string // --script: host path of the script runtime's file
+	Sandbox string // --sandbox; "" = config sandbox.backend, "local"
+	// TargetRepo is the repository the agent works on; "" = the git
+	// repository containing Cwd; none = an empty working directory.
+	TargetRepo string
+	Cwd        string // default: os.Getwd
+	// Workspace holds the run directories (<Workspace>/.fullsend/runs)
+	// and the cache.
+	Workspace string
+	// FullsendDir is where the org default AGENTS.md is looked up (the
+	// resolved harness's fullsend dir when it has one).
+	FullsendDir string
+	// CacheDir is the resource cache (excluded from the repo copy; the
+	// findings log lives there). "" = none.
+	CacheDir string
+	Prompt   string // --prompt; "" = a default naming the agent
+	Resume   string // --resume RUN_ID (native runtime)
+	// RuntimeOptions are extra RunInput.Options (runtime specific).
+	RuntimeOptions map[string]string
+	// Getenv reads the runner's environment (${VAR} expansion, host
+	// scripts). Default os.Getenv.
+	Getenv func(string) string
+	// ResolveTime is how long resolution took (recorded in the report).
+	ResolveTime time.Duration
+}
+
+// SkillPlan is one skill uploaded to the personal level.
+type SkillPlan struct {
+	Name    string `json:"name"`     // directory name under skills/
+	HostDir string `json:"host_dir"` // local directory (cache or fullsend dir)
+	Ref     string `json:"ref"`      // reference as written
+	Remote  bool   `json:"remote"`
+}
+
+// HostFile is one host_files entry after ${VAR} expansion.
+type HostFile struct {
+	Index    int    `json:"index"`
+	Src      string `json:"src"` // absolute host path; "" when skipped
+	Written  string `json:"written"`
+	Dest     string `json:"dest"`
+	Expand   bool   `json:"expand,omitempty"`
+	Optional bool   `json:"optional,omitempty"`
+	Skipped  string `json:"skipped,omitempty"` // why an optional file is not copied
+}
+
+// Plan is everything a run will do, computed without side effects from
+// the resolved harness, the config and the options: Plan reads files (the
+// policy, profiles, frontmatter, host file existence) but writes nothing,
+// starts nothing and never touches a sandbox.
+type Plan struct {
+	Source     string            `json:"source"` // harness source (path or URL)
+	SHA256     string            `json:"sha256"`
+	GraphHash  string            `json:"graph_hash"`
+	Forge      string            `json:"forge,omitempty"`
+	Runtime    string            `json:"runtime"`
+	RunOptions map[string]string `json:"runtime_options,omitempty"`
+	Backend    string            `json:"sandbox"`
+	Spec       sandbox.Spec      `json:"spec"`
+
+	AgentName string `json:"agent_name"`
+	Model     string `json:"model,omitempty"`
+	// DisabledHooks are the security.sandbox_hooks set to false.
+	DisabledHooks []string    `json:"disabled_hooks,omitempty"`
+	AgentFile     string      `json:"agent_file"`
+	Skills        []SkillPlan `json:"skills,omitempty"`
+	Plugins       []SkillPlan `json:"plugins,omitempty"`
+	HostFiles     []HostFile  `json:"host_files,omitempty"`
+
+	SandboxEnv map[string]string `json:"-"` // env.sandbox, expanded (may hold secrets)
+	RunnerEnv  map[string]string `json:"-"` // env.runner, expanded
+
+	PreScript        string        `json:"pre_script,omitempty"`
+	PostScript       string        `json:"post_script,omitempty"`
+	ValidationScript string        `json:"validation_script,omitempty"`
+	Schema           string        `json:"schema,omitempty"`
+	MaxIterations    int           `json:"max_iterations"`
+	WallTime         time.Duration `json:"wall_time"`
+	ScriptTimeout    time.Duration `json:"script_timeout"`
+
+	TargetRepo   string `json:"target_repo,omitempty"` // host dir; "" = empty working dir
+	RepoName     string `json:"repo_name"`
+	ReadonlyRepo bool   `json:"readonly_repo,omitempty"`
+	OrgAgentsMD  string `json:"org_agents_md,omitempty"` // host file; "" = embedded default
+	// ExcludeFromRepo are host paths inside TargetRepo not copied (the run
+	// directories and the cache when they live in the repository).
+	ExcludeFromRepo []string `json:"exclude_from_repo,omitempty"`
+
+	Scan     scan.Options `json:"-"`
+	FailMode string       `json:"fail_mode"`
+
+	Prompt      string        `json:"prompt"`
+	Resume      string        `json:"resume,omitempty"`
+	RunsDir     string        `json:"runs_dir"`
+	CacheDir    string        `json:"-"`
+	ResolveTime time.Duration `json:"-"`
+	AllowFetch  bool          `json:"allow_runtime_fetch,omitempty"`
+	// Harness and Config are the resolved harness and the org config
+	// (the runtime fetch service needs them).
+	Harness *harness.Harness `json:"-"`
+	Config  *config.Config   `json:"-"`
+	Notes   []string         `json:"notes,omitempty"`
+}
+
+// RepoDir is the sandbox path of the agent's working directory.
+func (p *Plan) RepoDir() string { return path.Join(runtime.WorkspaceDir, p.RepoName) }
+
+// ResultPath is the sandbox path of the agent's result file.
+func (p *Plan) ResultPath() string { return path.Join(OutputDir, ResultName) }
+
+// PlanError is a planning failure naming the harness field.
+type PlanError struct {
+	Field string
+	Err   error
+}
+
+func (e *PlanError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *PlanError) Unwrap() error { return e.Err }
+
+// ErrHostFileMissing marks a required host file whose source is missing.
+var ErrHostFileMissing = errors.New("required host file is missing")
+
+// NewPlan computes the plan of a run of res (a resolved harness) under cfg.
+func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) {
+	if res == nil || res.Harness == nil {
+		return nil, errors.New("run: no resolved harness")
+	}
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		o.Cwd = wd
+	}
+	if o.Workspace == "" {
+		o.Workspace = o.Cwd
+	}
+	h := res.Harness
+	p := &Plan{
+		Source: res.Source, SHA256: string(res.SHA256), Forge: h.AppliedForge,
+		RunsDir: RunsDir(o.Workspace), CacheDir: o.CacheDir, Resume: o.Resume,
+		ReadonlyRepo: h.ReadonlyRepo, ResolveTime: o.ResolveTime, AllowFetch: h.AllowRuntimeFetch,
+		Harness: h, Config: cfg,
+	}
+	if res.Graph != nil {
+		p.GraphHash = GraphHash(res.Graph)
+	}
+
+	// Runtime: flag > harness > config > default.
+	switch {
+	case o.Runtime != "":
+		p.Runtime = o.Runtime
+	case h.Runtime != "":
+		p.Runtime = h.Runtime
+	case cfg.Runtime != "":
+		p.Runtime = cfg.Runtime
+	default:
+		p.Runtime = DefaultRuntime
+	}
+	p.RunOptions = map[string]string{}
+	for k, v := range o.RuntimeOptions {
+		p.RunOptions[k] = v
+	}
+	if p.Runtime == "script" {
+		s := o.Script
+		if s == "" && res.Loaded != nil && res.Loaded.File != "" && !res.Remote {
+			s = strings.TrimSuffix(strings.TrimSuffix(res.Loaded.File, ".yaml"), ".yml") + ScriptSuffix
+		}
+		if s == "" {
+			return nil, &PlanError{Field: "runtime", Err: errors.New("the script runtime needs --script FILE")}
+		}
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, &PlanError{Field: "runtime", Err: fmt.Errorf("script runtime: script %s: not found (give --script FILE, or add %s beside the harness)", abs, filepath.Base(abs))}
+		}
+		p.RunOptions["script"] = abs
+	} else if o.Script != "" {
+		return nil, &PlanError{Field: "runtime", Err: fmt.Errorf("--script is only for the script runtime (runtime is %q)", p.Runtime)}
+	}
+	if p.Runtime == "native" {
+		if o.Resume != "" {
+			p.RunOptions["resume"] = "true"
+		}
+		if h.AllowRuntimeFetch {
+			p.RunOptions["allow_runtime_fetch"] = "true"
+		}
+	} else if o.Resume != "" {
+		return nil, &PlanError{Field: "runtime", Err: fmt.Errorf("--resume is only supported by the native runtime (runtime is %q)", p.Runtime)}
+	}
+
+	// Sandbox backend.
+	p.Backend = o.Sandbox
+	if p.Backend == "" {
+		p.Backend = cfg.Sandbox.Backend
+	}
+	if p.Backend == "" {
+		p.Backend = "local"
+	}
+
+	// Agent.
+	if h.Agent == "" {
+		return nil, &PlanError{Field: "agent", Err: errors.New("the harness names no agent")}
+	}
+	p.AgentFile = h.Agent
+	name, err := agentName(h.Agent)
+	if err != nil {
+		return nil, &PlanError{Field: "agent", Err: err}
+	}
+	p.AgentName = name
+	p.Model = h.Model
+	for _, k := range sortedKeys(h.Security.SandboxHooks) {
+		if !h.Security.SandboxHooks[k] {
+			p.DisabledHooks = append(p.DisabledHooks, k)
+		}
+	}
+
+	// Skills and plugins.
+	if p.Skills, err = planSkills(res); err != nil {
+		return nil, err
+	}
+	for i, pl := range h.Plugins {
+		base := filepath.Base(pl)
+		if err := runtime.CheckName("plugin", base); err != nil {
+			return nil, &PlanError{Field: fmt.Sprintf("plugins[%d]", i), Err: err}
+		}
+		for _, q := range p.Plugins {
+			if q.Name == base {
+				return nil, &PlanError{Field: fmt.Sprintf("plugins[%d]", i), Err: fmt.Errorf("plugin %q listed twice", base)}
+			}
+		}
+		p.Plugins = append(p.Plugins, SkillPlan{Name: base, HostDir: pl, Ref: pl})
+	}
+
+	// Environment.
+	var missing []string
+	p.SandboxEnv, missing = expandMap(h.Env.Sandbox, o.Getenv)
+	if len(missing) > 0 {
+		p.Notes = append(p.Notes, "env.sandbox: unset on the runner (empty): "+strings.Join(missing, ", "))
+	}
+	if p.Runtime == native.Name {
+		p.dropModelKey(o.Getenv)
+	}
+	p.RunnerEnv, missing = expandMap(h.Env.Runner, o.Getenv)
+	if len(missing) > 0 {
+		p.Notes = append(p.Notes, "env.runner: unset on the runner (empty): "+strings.Join(missing, ", "))
+	}
+
+	// Host files.
+	if p.HostFiles, err = planHostFiles(h, o); err != nil {
+		return nil, err
+	}
+	for _, hf := range p.HostFiles {
+		if hf.Skipped != "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("host_files[%d] (%s): skipped: %s", hf.Index, hf.Dest, hf.Skipped))
+		}
+	}
+
+	// Scripts and validation.
+	p.PreScript, p.PostScript = h.PreScript, h.PostScript
+	p.MaxIterations = 1
+	if vl := h.ValidationLoop; vl != nil {
+		p.ValidationScript, p.Schema = vl.Script, vl.Schema
+		if vl.MaxIterations > 0 {
+			p.MaxIterations = vl.MaxIterations
+		}
+	}
+	p.WallTime, p.ScriptTimeout = DefaultWallTime, DefaultScriptTimeout
+	if h.TimeoutMinutes > 0 {
+		p.WallTime = time.Duration(h.TimeoutMinutes) * time.Minute
+		p.ScriptTimeout = p.WallTime
+	}
+
+	// Sandbox spec: policy, profiles, image, limits.
+	if err := p.planSpec(h, cfg); err != nil {
+		return nil, err
+	}
+
+	// Target repository.
+	if err := p.planTarget(o); err != nil {
+		return nil, err
+	}
+	if o.FullsendDir != "" {
+		f := filepath.Join(o.FullsendDir, "AGENTS.md")
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			p.OrgAgentsMD = f
+		}
+	}
+
+	// Scanning.
+	p.Scan = scan.OptionsFromConfig(cfg, &scan.Overrides{FailMode: h.Security.FailMode, ContextInjection: h.Security.ContextInjection})
+	if o.CacheDir != "" {
+		p.Scan.FindingsLog = scan.FindingsPath(o.CacheDir)
+	}
+	p.Scan.Getenv = o.Getenv
+	p.FailMode = p.Scan.FailMode
+	if p.FailMode == "" {
+		p.FailMode = scan.FailClosed
+	}
+	if h.Security.HostScanners != nil && !*h.Security.HostScanners {
+		p.Notes = append(p.Notes, "security.host_scanners: false ignored: host-side scans always run")
+	}
+	if len(h.Providers) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("providers: %d OpenShell provider file(s) not applied (credentials reach the sandbox through env.sandbox and host_files)", len(h.Providers)))
+	}
+
+	p.Prompt = o.Prompt
+	if p.Prompt == "" {
+		p.Prompt = fmt.Sprintf("Run the %s agent on the repository in your working directory, following your agent definition. Write your result as JSON to %s.", p.AgentName, p.ResultPath())
+	}
+	return p, nil
+}
+
+// agentName is the agent's frontmatter name, else the file's basename
+// without extension; it must pass runtime.CheckName.
+func agentName(file string) (string, error) {
+	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	if data, err := readBounded(file, maxContextFile); err == nil {
+		if fm, err := frontmatter.Parse(file, data); err == nil && fm.Name != "" {
+			name = fm.Name
+		}
+	} else {
+		return "", fmt.Errorf("%s: %w", file, err)
+	}
+	if err := runtime.CheckName("agent", name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// planSkills lists the skill directories the agent gets at the personal
+// level: the harness's skills in order, then their transitive dependencies
+// and the agent's referenced skills, in graph order. Overlay references not
+// applied (fields "forge.NAME.…") are left out. Each skill is named by its
+// SKILL.md frontmatter name (when it is a valid name), else its basename;
+// a name taken by an earlier skill gets the parent directory's basename as
+// prefix ("retro-analysis-github"), then a counter — never a silent
+// overwrite.
+func planSkills(res *resolve.Result) ([]SkillPlan, error) {
+	type cand struct {
+		dir, ref string
+		remote   bool
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	for _, s := range res.Harness.Skills {
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		cands = append(cands, cand{dir: s, ref: s})
+	}
+	if g := res.Graph; g != nil && g.Root != nil {
+		visited := map[*resolve.Node]bool{g.Root: true}
+		queue := []*resolve.Node{g.Root}
+		for len(queue) > 0 {
+			n := queue[0]
+			queue = queue[1:]
+			for _, e := range n.Edges {
+				if n == g.Root && strings.HasPrefix(e.Field, "forge.") {
+					continue
+				}
+				if visited[e.To] {
+					continue
+				}
+				visited[e.To] = true
+				queue = append(queue, e.To)
+				to := e.To
+				if to.Kind != "skill" || to.Type != "directory" {
+					continue
+				}
+				if seen[to.LocalPath] {
+					// Mark remote-ness of harness skills found in the graph.
+					for i := range cands {
+						if cands[i].dir == to.LocalPath {
+							cands[i].remote, cands[i].ref = to.Remote, refOf(to)
+						}
+					}
+					continue
+				}
+				seen[to.LocalPath] = true
+				cands = append(cands, cand{dir: to.LocalPath, ref: refOf(to), remote: to.Remote})
+			}
+		}
+	}
+	var out []SkillPlan
+	taken := map[string]bool{}
+	for i, c := range cands {
+		st, err := os.Stat(c.dir)
+		if err != nil || !st.IsDir() {
+			return nil, &PlanError{Field: fmt.Sprintf("skills (%s)", c.ref), Err: fmt.Errorf("skill directory %s: not found", c.dir)}
+		}
+		base := filepath.Base(c.dir)
+		name := base
+		if data, err := readBounded(filepath.Join(c.dir, "SKILL.md"), maxContextFile); err == nil {
+			if fm, err := frontmatter.Parse(c.dir, data); err == nil && fm.Name != "" && runtime.CheckName("skill", fm.Name) == nil {
+				name = fm.Name
+			}
+		}
+		if runtime.CheckName("skill", name) != nil {
+			return nil, &PlanError{Field: fmt.Sprintf("skills (%s)", c.ref), Err: runtime.CheckName("skill", name)}
+		}
+		if taken[name] {
+			alt := filepath.Base(filepath.Dir(c.dir)) + "-" + base
+			if runtime.CheckName("skill", alt) != nil || taken[alt] {
+				alt = name
+			}
+			for n := 2; taken[alt]; n++ {
+				alt = fmt.Sprintf("%s-%d", name, n)
+			}
+			name = alt
+		}
+		taken[name] = true
+		_ = i
+		out = append(out, SkillPlan{Name: name, HostDir: c.dir, Ref: c.ref, Remote: c.remote})
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func refOf(n *resolve.Node) string {
+	if n.Ref != "" {
+		return n.Ref
+	}
+	return n.ID()
+}
+
+// planHostFiles expands ${VAR} in host_files src, resolves relative results
+// against the working directory and checks existence: a missing optional
+// file is skipped with a reason, a missing required one is an error naming
+// the entry.
+func planHostFiles(h *harness.Harness, o Options) ([]HostFile, error) {
+	var out []HostFile
+	for i, spec := range h.HostFiles {
+		field := fmt.Sprintf("host_files[%d]", i)
+		hf := HostFile{Index: i, Written: spec.Src, Dest: spec.Dest, Expand: spec.Expand, Optional: spec.Optional}
+		if err := sandbox.CheckPath(spec.Dest); err != nil {
+			return nil, &PlanError{Field: field + ".dest", Err: err}
+		}
+		src, missing := expandVars(spec.Src, o.Getenv)
+		if len(missing) > 0 {
+			why := fmt.Sprintf("src %s: %s not set on the runner", spec.Src, strings.Join(missing, ", "))
+			if spec.Optional {
+				hf.Skipped = why
+				out = append(out, hf)
+				continue
+			}
+			return nil, &PlanError{Field: field, Err: fmt.Errorf("%w: %s", ErrHostFileMissing, why)}
+		}
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(o.Cwd, src)
+		}
+		st, err := os.Stat(src)
+		if err != nil || !st.Mode().IsRegular() {
+			why := fmt.Sprintf("src %s: no such regular file", src)
+			if spec.Optional {
+				hf.Skipped = why
+				out = append(out, hf)
+				continue
+			}
+			return nil, &PlanError{Field: field, Err: fmt.Errorf("%w: %s", ErrHostFileMissing, why)}
+		}
+		hf.Src = src
+		out = append(out, hf)
+	}
+	return out, nil
+}
+
+func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
+	var allow []string
+	var pol policyFile
+	if h.Policy != "" {
+		if err := readYAML(h.Policy, &pol); err != nil {
+			return &PlanError{Field: "policy", Err: fmt.Errorf("%s: %w", h.Policy, err)}
+		}
+		mounts, notes := mapFilesystem(&pol, p.Backend)
+		p.Spec.Mounts = mounts
+		p.Notes = append(p.Notes, notes...)
+		names := make([]string, 0, len(pol.NetworkPolicies))
+		for k := range pol.NetworkPolicies {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			e, err := allowEntries(fmt.Sprintf("%s: network_policies.%s", h.Policy, k), pol.NetworkPolicies[k].Endpoints)
+			if err != nil {
+				return &PlanError{Field: "policy", Err: err}
+			}
+			allow = append(allow, e...)
+		}
+	}
+	for i, prof := range h.Openshell.Profiles {
+		var pf profileFile
+		field := fmt.Sprintf("openshell.profiles[%d]", i)
+		if err := readYAML(prof, &pf); err != nil {
+			return &PlanError{Field: field, Err: fmt.Errorf("%s: %w", prof, err)}
+		}
+		e, err := allowEntries(prof, pf.Endpoints)
+		if err != nil {
+			return &PlanError{Field: field, Err: err}
+		}
+		allow = append(allow, e...)
+	}
+	if len(allow) > 0 {
+		p.Notes = append(p.Notes, "network: per-binary restrictions of policies and profiles are not enforced; every process may reach the allowed endpoints")
+	}
+	p.Spec.Network.Allow = sortedUnique(allow)
+	p.Spec.Limits.WallTime = p.WallTime
+	p.Spec.Image = h.Image
+	if p.Spec.Image == "" {
+		p.Spec.Image = cfg.Sandbox.Docker.Image
+	}
+	p.Spec.WorkDir = runtime.WorkspaceDir
+	p.Spec.Labels = map[string]string{"fullsend.agent": p.AgentName}
+	if h.Role != "" {
+		p.Spec.Labels["fullsend.role"] = h.Role
+	}
+	if h.Slug != "" {
+		p.Spec.Labels["fullsend.slug"] = h.Slug
+	}
+	return nil
+}
+
+func (p *Plan) planTarget(o Options) error {
+	repo := o.TargetRepo
+	if repo == "none" {
+		repo = ""
+	} else if repo == "" {
+		repo = findGitRoot(o.Cwd)
+	} else {
+		abs, err := filepath.Abs(repo)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(abs)
+		if err != nil || !st.IsDir() {
+			return &PlanError{Field: "--target-repo", Err: fmt.Errorf("%s: not a directory", abs)}
+		}
+		repo = abs
+	}
+	p.TargetRepo = repo
+	p.RepoName = EmptyRepoName
+	if repo == "" {
+		p.Notes = append(p.Notes, "target repository: none (the agent works in an empty directory "+p.RepoDir()+")")
+		return nil
+	}
+	base := filepath.Base(repo)
+	if runtime.CheckName("repository", base) == nil && base != ".claude" && base != ".env.d" {
+		p.RepoName = base
+	} else {
+		p.Notes = append(p.Notes, fmt.Sprintf("target repository %s: copied as %q (its name is not usable as a directory name)", repo, EmptyRepoName))
+	}
+	for _, ex := range []string{p.RunsDir, o.CacheDir} {
+		if ex != "" && within(ex, repo) {
+			p.ExcludeFromRepo = append(p.ExcludeFromRepo, ex)
+		}
+	}
+	return nil
+}
+
+// findGitRoot returns the nearest directory at or above dir that holds
+// .git, or "".
+func findGitRoot(dir string) string {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+func within(p, dir string) bool {
+	r, err := filepath.Rel(dir, p)
+	return err == nil && r != "." && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
+
+// GraphHash identifies a resolved graph: the sha256 of the sorted lines
+// "<kind> <id> <sha256>\n", one per node including the root, where id is
+// the node's URL (remote) or local path. Two resolutions with the same
+// resources at the same hashes have the same graph hash.
+func GraphHash(g *resolve.Graph) string {
+	var lines []string
+	add := func(n *resolve.Node) {
+		lines = append(lines, fmt.Sprintf("%s %s %s\n", n.Kind, n.ID(), n.SHA256))
+	}
+	if g.Root != nil {
+		add(g.Root)
+	}
+	for _, n := range g.Nodes {
+		add(n)
+	}
+	sort.Strings(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		h.Write([]byte(l))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// dropModelKey keeps the native runtime's API key out of the sandbox: an
+// env.sandbox entry named like the key's variable or whose value contains
+// the key is removed (with a note) before the workspace .env is written.
+// The key is looked up as the runtime will (flag option, then
+// FULLSEND_MODEL_KEY_ENV, then FULLSEND_API_KEY), only with bearer auth.
+func (p *Plan) dropModelKey(getenv func(string) string) {
+	pick := func(opt, env, def string) string {
+		if v := strings.TrimSpace(p.RunOptions[opt]); v != "" {
+			return v
+		}
+		if v := strings.TrimSpace(getenv(env)); v != "" {
+			return v
+		}
+		return def
+	}
+	if !strings.EqualFold(pick(native.OptAuth, model.EnvAuth, string(model.AuthBearer)), string(model.AuthBearer)) {
+		return
+	}
+	keyEnv := pick(native.OptKeyEnv, model.EnvKeyEnv, model.EnvAPIKey)
+	key := strings.TrimSpace(getenv(keyEnv))
+	for _, k := range sortedKeys(p.SandboxEnv) {
+		if k == keyEnv || (len(key) >= 4 && strings.Contains(p.SandboxEnv[k], key)) {
+			delete(p.SandboxEnv, k)
+			p.Notes = append(p.Notes, fmt.Sprintf("env.sandbox.%s: dropped: it carries the model API key (%s), which never enters the sandbox", k, keyEnv))
+		}
+	}
+}

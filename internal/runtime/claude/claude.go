@@ -1,0 +1,456 @@
+package claude
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/hooks"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+)
+
+// Name is the registry name of this runtime.
+const Name = "claude"
+
+// Sandbox paths used by the runtime.
+const (
+	SettingsPath  = runtime.WorkspaceDir + "/.claude/settings.json"
+	HooksDir      = runtime.WorkspaceDir + "/.claude/hooks"
+	UserSettings  = runtime.ClaudeConfigDir + "/settings.json"
+	LogDir        = runtime.ClaudeConfigDir + "/fullsend-logs"
+	DecoyPath     = runtime.SandboxRoot + "/.aws/credentials" // canary decoy, written when absent
+	ProjectsDir   = runtime.ClaudeConfigDir + "/projects"
+	envFile       = runtime.WorkspaceDir + "/.env"
+	envDir        = runtime.WorkspaceDir + "/.env.d"
+	transcriptOut = "transcript.jsonl"
+)
+
+// Run options (RunInput.Options).
+const (
+	OptBinary         = "binary"          // claude executable in the sandbox (default "claude", via PATH)
+	OptMaxTurns       = "max_turns"       // --max-turns
+	OptPermissionMode = "permission_mode" // --permission-mode (default bypassPermissions; hooks still apply)
+	OptDebug          = "debug"           // "false" disables --debug-file
+)
+
+func init() {
+	runtime.Register(Name, func() runtime.Runtime { return New() })
+}
+
+// Runtime runs Claude Code. Create one per run with New.
+type Runtime struct {
+	canary     string
+	allowlist  []string
+	agent      string
+	workDir    string
+	lastResult string
+	iterations int
+	hooksOn    bool         // BootstrapHooks wrote SettingsPath
+	transcript bytes.Buffer // raw stream-json of every iteration
+	debugLogs  []string     // sandbox paths
+}
+
+var (
+	_ runtime.Runtime           = (*Runtime)(nil)
+	_ runtime.HooksBootstrap    = (*Runtime)(nil)
+	_ runtime.TranscriptHandler = (*Runtime)(nil)
+)
+
+// New returns a claude runtime with a fresh random canary token.
+func New() *Runtime {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		panic("claude runtime: no randomness: " + err.Error())
+	}
+	return &Runtime{canary: "fsc_" + hex.EncodeToString(b)}
+}
+
+// Name implements runtime.Runtime.
+func (*Runtime) Name() string { return Name }
+
+// ConfigDir implements runtime.Runtime: CLAUDE_CONFIG_DIR.
+func (*Runtime) ConfigDir() string { return runtime.ClaudeConfigDir }
+
+// Canary returns the run's canary token (for tests and the run report; it
+// is not a secret, only a tripwire).
+func (r *Runtime) Canary() string { return r.canary }
+
+// Env implements runtime.Runtime.
+func (r *Runtime) Env(in runtime.BootstrapInput) map[string]string {
+	env := map[string]string{
+		"CLAUDE_CONFIG_DIR":                        runtime.ClaudeConfigDir,
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		"DISABLE_AUTOUPDATER":                      "1",
+		"IS_SANDBOX":                               "1", // lets --permission-mode bypassPermissions run as root
+		hooks.EnvCanaryToken:                       r.canary,
+	}
+	if len(in.ToolAllowlist) > 0 {
+		env[hooks.EnvToolAllowlist] = strings.Join(in.ToolAllowlist, ",")
+	}
+	return env
+}
+
+func (r *Runtime) fail(op string, err error) error {
+	return &runtime.Error{Runtime: Name, Op: op, Err: err}
+}
+
+// Bootstrap implements runtime.Runtime: agent definition, skills (personal
+// level) and plugins under CLAUDE_CONFIG_DIR.
+func (r *Runtime) Bootstrap(ctx context.Context, s sandbox.Session, in runtime.BootstrapInput) error {
+	if err := runtime.UploadConfig(ctx, s, r.ConfigDir(), in); err != nil {
+		return r.fail("bootstrap", err)
+	}
+	r.agent = in.AgentName
+	r.workDir = in.WorkDir()
+	r.allowlist = in.ToolAllowlist
+	return nil
+}
+
+// BootstrapHooks implements runtime.HooksBootstrap: writes the hook wiring
+// to /sandbox/workspace/.claude/settings.json (passed with --settings) and
+// to CLAUDE_CONFIG_DIR/settings.json (user level, so the hooks apply
+// whatever the working directory), and a manifest in .claude/hooks/. It
+// refuses a target repo whose own Claude settings disable hooks.
+func (r *Runtime) BootstrapHooks(ctx context.Context, s sandbox.Session, in runtime.BootstrapInput) error {
+	var optIn []string
+	if len(in.ToolAllowlist) > 0 {
+		if _, err := hooks.ParseAllowlist(strings.Join(in.ToolAllowlist, ",")); err != nil {
+			return r.fail("hooks", err)
+		}
+		optIn = append(optIn, "tool-allowlist-pretool")
+	}
+	hs, err := hooks.Select(in.DisabledHooks, optIn)
+	if err != nil {
+		return r.fail("hooks", err)
+	}
+	settings, err := hooks.Settings(runtime.FullsendBinary, hs)
+	if err != nil {
+		return r.fail("hooks", err)
+	}
+	if err := r.checkRepoSettings(ctx, s, in.WorkDir()); err != nil {
+		return r.fail("hooks", err)
+	}
+	for _, p := range []string{SettingsPath, UserSettings} {
+		if err := runtime.WriteFile(ctx, s, p, settings); err != nil {
+			return r.fail("hooks", err)
+		}
+	}
+	type entry struct {
+		Name, Event, Matcher, Summary string
+	}
+	man := struct {
+		Binary string  `json:"binary"`
+		Hooks  []entry `json:"hooks"`
+	}{Binary: runtime.FullsendBinary}
+	for _, h := range hs {
+		man.Hooks = append(man.Hooks, entry{h.Name, h.Event, h.Matcher, h.Summary})
+	}
+	b, _ := json.MarshalIndent(man, "", "  ")
+	if err := runtime.WriteFile(ctx, s, HooksDir+"/manifest.json", append(b, '\n')); err != nil {
+		return r.fail("hooks", err)
+	}
+	if err := r.plantDecoy(ctx, s); err != nil {
+		return r.fail("hooks", err)
+	}
+	r.hooksOn = true
+	return nil
+}
+
+// plantDecoy writes a credentials file carrying the canary where secret
+// harvesting looks first, unless the runner already put a real file there.
+func (r *Runtime) plantDecoy(ctx context.Context, s sandbox.Session) error {
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	for i := range b {
+		b[i] = alnum[int(b[i])%len(alnum)]
+	}
+	decoy := "[default]\naws_access_key_id = AKIA" + string(b) + "\naws_secret_access_key = " + r.canary + "\n"
+	res, err := s.Exec(ctx, sandbox.ExecRequest{
+		Args:  []string{"sh", "-c", `[ -e "$1" ] && exit 0; mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod 600 "$1"`, "sh", DecoyPath},
+		Stdin: []byte(decoy),
+	})
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", DecoyPath, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("writing %s: exit status %d: %s", DecoyPath, res.ExitCode, lastLine(res.Stderr))
+	}
+	return nil
+}
+
+// checkRepoSettings refuses repo-level Claude settings that switch hooks
+// off (they would silently disable every sandbox check).
+func (r *Runtime) checkRepoSettings(ctx context.Context, s sandbox.Session, workDir string) error {
+	if workDir == runtime.WorkspaceDir {
+		return nil
+	}
+	for _, name := range []string{"settings.json", "settings.local.json"} {
+		p := path.Join(workDir, ".claude", name)
+		data, ok, err := runtime.ReadFile(ctx, s, p)
+		if err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var doc struct {
+			DisableAllHooks *bool `json:"disableAllHooks"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return fmt.Errorf("target repo %s: not valid JSON (%v); refusing to run with settings that cannot be checked", p, err)
+		}
+		if doc.DisableAllHooks != nil && *doc.DisableAllHooks {
+			return fmt.Errorf("target repo %s sets disableAllHooks: true, which would switch off the sandbox security hooks", p)
+		}
+	}
+	return nil
+}
+
+// envPrelude sources /sandbox/workspace/.env and .env.d/* (exported) before
+// exec'ing the command given as arguments.
+const envPrelude = `set -a
+[ -f ` + envFile + ` ] && . ` + envFile + `
+for f in ` + envDir + `/*; do [ -f "$f" ] && . "$f"; done
+set +a
+exec "$@"`
+
+// Args returns the claude command line for in (without the env prelude).
+func (r *Runtime) Args(in runtime.RunInput, debugFile string) ([]string, error) {
+	bin := in.Options[OptBinary]
+	if bin == "" {
+		bin = "claude"
+	}
+	agent := in.AgentName
+	if agent == "" {
+		agent = r.agent
+	}
+	if err := runtime.CheckName("agent", agent); err != nil {
+		return nil, err
+	}
+	mode := in.Options[OptPermissionMode]
+	if mode == "" {
+		mode = "bypassPermissions"
+	}
+	switch mode {
+	case "bypassPermissions", "acceptEdits", "default", "dontAsk", "plan":
+	default:
+		return nil, fmt.Errorf("option %s: unknown mode %q", OptPermissionMode, mode)
+	}
+	args := []string{bin, "--print", "--agent", agent, "--output-format", "stream-json", "--verbose"}
+	if r.hooksOn {
+		args = append(args, "--settings", SettingsPath)
+	}
+	args = append(args, "--permission-mode", mode)
+	if in.Model != "" {
+		args = append(args, "--model", in.Model)
+	}
+	if mt := in.Options[OptMaxTurns]; mt != "" {
+		if n, err := strconv.Atoi(mt); err != nil || n <= 0 {
+			return nil, fmt.Errorf("option %s: %q is not a positive integer", OptMaxTurns, mt)
+		}
+		args = append(args, "--max-turns", mt)
+	}
+	if debugFile != "" {
+		args = append(args, "--debug-file", debugFile)
+	}
+	return args, nil
+}
+
+// Run implements runtime.Runtime: runs `claude --print --agent NAME
+// --output-format stream-json --verbose …` with the prompt on stdin,
+// parsing the stream live into events.
+func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInput) (*runtime.Outcome, error) {
+	if err := runtime.CheckOptions(Name, in.Options, OptBinary, OptMaxTurns, OptPermissionMode, OptDebug); err != nil {
+		return nil, err
+	}
+	r.iterations++
+	debugFile := ""
+	if d := in.Options[OptDebug]; d != "false" {
+		if d != "" && d != "true" {
+			return nil, r.fail("run", fmt.Errorf("option %s: %q is not true or false", OptDebug, d))
+		}
+		debugFile = fmt.Sprintf("%s/claude-debug-%d.log", LogDir, r.iterations)
+	}
+	args, err := r.Args(in, debugFile)
+	if err != nil {
+		return nil, r.fail("run", err)
+	}
+	if debugFile != "" {
+		if res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"mkdir", "-p", LogDir}}); err != nil || res.ExitCode != 0 {
+			return nil, r.fail("run", fmt.Errorf("creating %s: %v %s", LogDir, err, res.Stderr))
+		}
+		r.debugLogs = append(r.debugLogs, debugFile)
+	}
+	env := map[string]string{}
+	for k, v := range in.Env {
+		env[k] = v
+	}
+	for k, v := range r.Env(runtime.BootstrapInput{ToolAllowlist: r.allowlist}) {
+		env[k] = v
+	}
+	workDir := in.WorkDir
+	if workDir == "" {
+		workDir = r.workDir
+	}
+	if workDir == "" {
+		workDir = runtime.WorkspaceDir
+	}
+	r.lastResult = in.ResultPath
+	prompt := in.FullPrompt()
+	if in.ResultPath != "" && !strings.Contains(prompt, in.ResultPath) {
+		prompt += "\n\nWrite your final result as JSON to " + in.ResultPath + "."
+	}
+	if in.ResultSchema != "" {
+		schema, err := readSchema(in.ResultSchema)
+		if err != nil {
+			return nil, r.fail("run", err)
+		}
+		prompt += "\n\nThe result must validate against this JSON Schema:\n" + schema
+	}
+
+	parser := NewParser(in.Events)
+	var raw bytes.Buffer
+	lw := &lineWriter{p: parser, raw: &raw}
+	var stderr bytes.Buffer
+	res, execErr := s.Exec(ctx, sandbox.ExecRequest{
+		Args:    append([]string{"sh", "-c", envPrelude, "sh"}, args...),
+		Stdin:   []byte(prompt),
+		Env:     env,
+		Cwd:     workDir,
+		Timeout: in.Timeout,
+		Stdout:  lw,
+		Stderr:  &stderr,
+	})
+	lw.Flush()
+	r.transcript.Write(raw.Bytes())
+	if raw.Len() > 0 && raw.Bytes()[raw.Len()-1] != '\n' {
+		r.transcript.WriteByte('\n')
+	}
+	if execErr != nil && raw.Len() == 0 {
+		return nil, r.fail("run", execErr)
+	}
+	out, sawResult := parser.Outcome()
+	out.ExitCode = res.ExitCode
+	var problem error
+	switch {
+	case execErr != nil:
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			out.StopReason = runtime.StopTimeout
+		case ctx.Err() != nil:
+			out.StopReason = runtime.StopCanceled
+		default:
+			out.StopReason = runtime.StopError
+		}
+		problem = execErr
+	case res.TimedOut:
+		out.StopReason = runtime.StopTimeout
+		problem = fmt.Errorf("timed out after %s", in.Timeout)
+	case res.ExitCode == 127:
+		problem = fmt.Errorf("%s not found in the sandbox (exit 127): %s", args[0], lastLine(stderr.Bytes(), res.Stderr))
+	case !sawResult:
+		problem = fmt.Errorf("claude exited %d without a result message: %s", res.ExitCode, lastLine(stderr.Bytes(), res.Stderr))
+	case out.StopReason != runtime.StopCompleted:
+		problem = fmt.Errorf("claude stopped: %s", strings.Join(out.Errors, "; "))
+	case res.ExitCode != 0:
+		problem = fmt.Errorf("claude exited %d: %s", res.ExitCode, lastLine(stderr.Bytes(), res.Stderr))
+	}
+	if problem == nil {
+		return &out, nil
+	}
+	if out.StopReason == "" || out.StopReason == runtime.StopCompleted {
+		out.StopReason = runtime.StopError
+	}
+	if out.ExitCode == 0 {
+		out.ExitCode = 1
+	}
+	msg := problem.Error()
+	if len(out.Errors) == 0 || out.Errors[len(out.Errors)-1] != msg {
+		out.Errors = append(out.Errors, msg)
+	}
+	return &out, r.fail("run", problem)
+}
+
+// MaxSchemaSize bounds the result schema shown in the prompt.
+const MaxSchemaSize = 256 << 10
+
+func readSchema(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("result schema: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSchemaSize+1))
+	if err != nil {
+		return "", fmt.Errorf("result schema %s: %w", p, err)
+	}
+	if len(b) > MaxSchemaSize {
+		return "", fmt.Errorf("result schema %s: larger than %d bytes", p, MaxSchemaSize)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func lastLine(bufs ...[]byte) string {
+	for _, b := range bufs {
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			continue
+		}
+		if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+		return runtime.Truncate(s)
+	}
+	return "(no stderr)"
+}
+
+// CleanupIteration implements runtime.Runtime: removes the previous result
+// file. Claude's own session files stay (they are the transcript).
+func (r *Runtime) CleanupIteration(ctx context.Context, s sandbox.Session) error {
+	if err := runtime.RemoveFile(ctx, s, r.lastResult); err != nil {
+		return r.fail("cleanup", err)
+	}
+	return nil
+}
+
+// SaveTranscript implements runtime.TranscriptHandler: writes the raw
+// stream-json of every iteration to <runDir>/transcript.jsonl, downloads the
+// debug logs to <runDir>/claude-debug-N.log and Claude's session files
+// (CLAUDE_CONFIG_DIR/projects) to <runDir>/claude-projects/. Missing debug
+// logs and session files are not errors (the CLI may have died early).
+func (r *Runtime) SaveTranscript(ctx context.Context, s sandbox.Session, runDir string) error {
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return r.fail("transcript", err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, transcriptOut), r.transcript.Bytes(), 0o600); err != nil {
+		return r.fail("transcript", err)
+	}
+	for _, p := range r.debugLogs {
+		if _, ok, _ := runtime.ReadFile(ctx, s, p); !ok {
+			continue
+		}
+		if err := s.Download(ctx, p, filepath.Join(runDir, path.Base(p))); err != nil {
+			return r.fail("transcript", err)
+		}
+	}
+	if res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"test", "-d", ProjectsDir}}); err == nil && res.ExitCode == 0 {
+		if err := s.Download(ctx, ProjectsDir, filepath.Join(runDir, "claude-projects")); err != nil {
+			return r.fail("transcript", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,277 @@
+package native
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+)
+
+// Bounds of delegate_task.
+const (
+	MaxSummaryBytes      = 4 << 10 // child summary shown to the parent
+	MaxReturnBytes       = 64 << 10
+	MaxReturnCorrections = 2 // re-asks when the child's return fails its schema
+)
+
+// DelegateResult is the JSON the parent model receives from delegate_task.
+type DelegateResult struct {
+	Child            string            `json:"child"` // child run dir, relative to the parent's
+	Profile          string            `json:"profile"`
+	StopReason       string            `json:"stop_reason"`
+	Turns            int               `json:"turns"`
+	Summary          string            `json:"summary,omitempty"`
+	StructuredReturn *StructuredReturn `json:"structuredReturn,omitempty"`
+	Error            string            `json:"error,omitempty"`
+}
+
+// StructuredReturn is a child's schema-validated return value.
+type StructuredReturn struct {
+	Valid  bool   `json:"valid"`
+	Value  any    `json:"value,omitempty"`
+	Errors string `json:"errors,omitempty"`
+}
+
+func runDelegate(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
+	if l.depth > 0 {
+		return errorf("delegate_task is not available to child agents")
+	}
+	goal, err := argString(args, "goal", true)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	if strings.TrimSpace(goal) == "" {
+		return errorf("delegate_task: empty goal")
+	}
+	profile, err := argString(args, "profile", false)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	if profile == "" {
+		profile = "default"
+	}
+	toolset, ok := profiles[profile]
+	if !ok || !l.rt.profileAllowed(profile) {
+		return errorf("delegate_task: profile %q is not allowed (allowed: %s)", profile, strings.Join(l.rt.allowedProfiles(), ", "))
+	}
+	var sch *jsonschema.Schema
+	var schemaText []byte
+	if raw, ok := args["returnSchema"]; ok && raw != nil {
+		schemaText, err = json.Marshal(raw)
+		if err != nil {
+			return errorf("delegate_task: returnSchema: %v", err)
+		}
+		sch, err = compileSchema("returnSchema.json", schemaText)
+		if err != nil {
+			return errorf("delegate_task: returnSchema is not a usable JSON Schema: %v", err)
+		}
+	}
+	l.children++
+	rel := filepath.ToSlash(filepath.Join(ChildrenDir, strconv.Itoa(l.children)))
+	var tools []string
+	for _, t := range toolset {
+		if t == ToolReadSkillResource && len(l.skills.names()) == 0 {
+			continue
+		}
+		tools = append(tools, t)
+	}
+	system := childSystemPrompt(l, tools, schemaText)
+	child, err := l.rt.newLoop(loopSpec{
+		runDir: filepath.Join(l.rd.dir, rel), system: system, tools: tools,
+		limits:  Limits{MaxTurns: l.rt.o.ChildMaxTurns, MaxOutputTokens: l.limits.MaxOutputTokens - l.st.Usage.OutputTokens, MaxTokensPerCall: l.limits.MaxTokensPerCall, WallTime: l.limits.WallTime},
+		workDir: l.workDir, env: l.env, depth: l.depth + 1, prompt: goal,
+	}, l.client, l.model, l.sess, nil, l.skills, l.guard, l.rd.redact, nil)
+	if err != nil {
+		return errorf("delegate_task: starting the child: %v", err)
+	}
+	defer child.close()
+	res := child.run(ctx)
+	out := DelegateResult{Child: rel, Profile: profile}
+	if sch != nil && res.stop == runtime.StopCompleted {
+		for i := 0; ; i++ {
+			val, verr := parseReturn(res.final, sch)
+			if verr == nil {
+				out.StructuredReturn = &StructuredReturn{Valid: true, Value: sanitizeValue(val)}
+				break
+			}
+			if i >= MaxReturnCorrections || ctx.Err() != nil {
+				out.StructuredReturn = &StructuredReturn{Valid: false, Errors: sanitize(verr.Error(), MaxSummaryBytes)}
+				break
+			}
+			fix := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(
+				"Your return value is not valid: " + verr.Error() + "\nReply with only the corrected JSON value, nothing else.")}}
+			if err := child.addMessage(fix, Record{Turn: child.st.Turns}); err != nil {
+				return errorf("delegate_task: %v", err)
+			}
+			res = child.run(ctx)
+			if res.stop != runtime.StopCompleted {
+				break
+			}
+		}
+	}
+	out.StopReason, out.Turns = res.stop, child.st.Turns
+	if sch == nil || out.StructuredReturn == nil {
+		out.Summary = sanitize(res.final, MaxSummaryBytes)
+	}
+	isErr := res.stop != runtime.StopCompleted || (out.StructuredReturn != nil && !out.StructuredReturn.Valid)
+	if res.err != nil {
+		out.Error = sanitize(res.err.Error(), 512)
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	return toolResult{text: string(b), isError: isErr}
+}
+
+func childSystemPrompt(l *loop, tools []string, schemaText []byte) string {
+	var b strings.Builder
+	b.WriteString("You are a focused sub-agent started by another agent to do one task. You have a fresh context: everything you need is in the task below and in the sandbox.\n")
+	fmt.Fprintf(&b, "Working directory (sandbox): %s\nTools: %s\n", l.workDir, strings.Join(tools, ", "))
+	if l.skills != nil && len(l.skills.Skills) > 0 && contains(tools, ToolReadSkillResource) {
+		b.WriteString(skillsSection(l.skills))
+	}
+	if schemaText != nil {
+		fmt.Fprintf(&b, "\nWhen you are done, reply with ONLY a single JSON value (no prose, no code fence) that satisfies this JSON Schema:\n%s\n", schemaText)
+	} else {
+		b.WriteString("\nWhen you are done, reply with a short factual summary of what you found or changed.\n")
+	}
+	return b.String()
+}
+
+// parseReturn extracts the child's JSON value (a ```json fence is
+// tolerated) and validates it.
+func parseReturn(text string, sch *jsonschema.Schema) (any, error) {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "```") {
+		t = strings.TrimPrefix(t, "```json")
+		t = strings.TrimPrefix(t, "```")
+		t = strings.TrimSuffix(strings.TrimSpace(t), "```")
+	}
+	if len(t) > MaxReturnBytes {
+		return nil, fmt.Errorf("return value larger than %d bytes", MaxReturnBytes)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(t))
+	if err != nil {
+		return nil, fmt.Errorf("not a JSON value: %v", err)
+	}
+	if err := sch.Validate(v); err != nil {
+		return nil, schemaError(err)
+	}
+	return v, nil
+}
+
+// refuseLoader makes schema compilation offline: no $ref may leave the
+// document.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("loading %s: external schema references are not allowed", url)
+}
+
+// compileSchema compiles one self-contained JSON Schema document.
+func compileSchema(name string, data []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %v", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(refuseLoader{})
+	if err := c.AddResource(name, doc); err != nil {
+		return nil, fmt.Errorf("schema %s: %v", name, err)
+	}
+	sch, err := c.Compile(name)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %v", name, err)
+	}
+	return sch, nil
+}
+
+// schemaError flattens a validation error to its leaf messages, one per line.
+func schemaError(err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	printer := message.NewPrinter(language.English)
+	var lines []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	if len(lines) == 0 {
+		return err
+	}
+	return errors.New(strings.Join(lines, "; "))
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]`)
+
+// sanitize makes child text safe to hand to the parent model: ANSI escapes,
+// control characters (but newline and tab) and invisible or bidi Unicode
+// are removed; the result is cut to max bytes.
+func sanitize(s string, max int) string {
+	s = ansiRE.ReplaceAllString(s, "")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return -1
+		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C,
+			r >= 0x200B && r <= 0x200D, r == 0x2060, r == 0xFEFF, r == 0x00AD, r >= 0xE0000 && r <= 0xE007F:
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if len(s) > max {
+		s = cutRunes(s, max-len("…[cut]"), true) + "…[cut]"
+	}
+	return s
+}
+
+func sanitizeValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return sanitize(x, MaxSummaryBytes)
+	case []any:
+		for i := range x {
+			x[i] = sanitizeValue(x[i])
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[sanitize(k, 256)] = sanitizeValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

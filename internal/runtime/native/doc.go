@@ -1,0 +1,73 @@
+// Package native is fullsend's built-in agent runtime ("native"): a bounded
+// tool loop that runs on the host against an OpenAI-compatible or Anthropic
+// model API (package model) and executes every tool inside the sandbox
+// session. No agent CLI is installed in the sandbox and the API key never
+// enters it: the key lives in the host process, is sent only to the model
+// endpoint, and is redacted from every artifact, event and error.
+//
+// # Tools
+//
+//	bash                 bash -c in the working directory; the workspace .env files are sourced first
+//	read_file            text file, optional line offset/limit (binary refused)
+//	write_file           create/replace (parents created)
+//	edit_file            exact-string replace; 0 or >1 matches is an error the model sees
+//	list_dir             ls -1Ap
+//	view_image           png/jpeg/gif/webp ≤ 5 MiB inside /sandbox/workspace (symlinks resolved)
+//	read_skill_resource  a file of a listed skill: must be in the run-start registry and still match its sha256
+//	run_skill_script     an exact "skill:scripts/x" allowlist entry; the sandbox copy must match the registry sha256
+//	fetch_skill          only with allow_runtime_fetch: `fullsend fetch-skill URL` in the sandbox
+//	delegate_task        one child loop: fresh context, profile default|read_only, sanitized summary,
+//	                     optional returnSchema (JSON Schema) validated, with up to 2 correction requests
+//
+// Tool outputs reach the model cut to MaxToolOutput (head and tail kept,
+// with a marker); the whole output is kept in the run directory. Malformed
+// calls (bad JSON, unknown tool, missing or mistyped argument) become error
+// results the model can recover from. Before a tool runs, the PreToolUse
+// rules of package hooks (bash risk, SSRF, canary, tool allowlist) are
+// applied host-side; a block is an error result and nothing reaches the
+// sandbox. After it runs, the PostToolUse rules apply: a secret or canary
+// finding withholds the output from the model (unlike Claude Code hooks,
+// the loop can actually remove it); other findings prepend a notice.
+//
+// # Bounds and stop reasons
+//
+// Limits: turns (model calls), total output tokens (each call asks for at
+// most what is left), wall time (RunInput.Timeout or the wall_time option).
+// Stop reasons: completed, max_turns, max_tokens, timeout, canceled, error.
+// Only completed exits 0; a structured result (RunInput.ResultPath) that is
+// missing, not JSON or not valid against the result_schema option is an
+// error wrapping ErrResult (exit code 1).
+//
+// # Run directory
+//
+//	transcript.jsonl       start record, every message (tool results with their tool record), resume and stop records
+//	calls.jsonl            one line per model HTTP attempt: status, request id, bytes, timings, retry wait
+//	tool-outputs/<n>.txt   whole output of tool call n
+//	images/<n>.<ext>       images returned by view_image (the transcript keeps file + sha256, not pixels)
+//	skill-registry.json    skills (name, description, files with sha256, allowlisted scripts, source)
+//	children/<k>/          the same layout for the k-th delegate_task child
+//
+// Every line of transcript.jsonl is written with one write call. Resume
+// (Options["resume"]="true" on Run, i.e. `fullsend run --resume RUN_ID`)
+// rebuilds the State from it (LoadState): a torn last line is dropped, tool
+// calls left without result by a kill are answered with an "interrupted"
+// error result, and the next request carries exactly the system prompt,
+// tools and messages the killed process would have sent. The resumed run
+// keeps its recorded endpoint and model unless a flag or the environment
+// names another. Turn and token budgets count the whole run, resumed or not.
+//
+// # Skills
+//
+// Bootstrap uploads skills to the shared layout and builds the registry from
+// the resolved host copies: name and description from the SKILL.md
+// frontmatter (internal/frontmatter; an unreadable block is a note in the
+// registry, not a failure), every regular file with its sha256, scripts/ as
+// the script allowlist. The model sees only names and descriptions in the system
+// prompt and reads the rest on demand (progressive disclosure).
+//
+// # Failure
+//
+// Run returns a nil Outcome only when the loop never started (bad options,
+// model configuration, run directory); otherwise an Outcome with the stop
+// reason, and a *runtime.Error naming the step.
+package native

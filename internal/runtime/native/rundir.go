@@ -1,0 +1,196 @@
+package native
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/model"
+)
+
+// Files written into the run directory (relative to it).
+const (
+	TranscriptFile    = "transcript.jsonl"
+	CallsFile         = "calls.jsonl"
+	ToolOutputsDir    = "tool-outputs"
+	ImagesDir         = "images"
+	SkillRegistryFile = "skill-registry.json"
+	ChildrenDir       = "children"
+)
+
+// runDir writes the artifacts of one loop. Every byte it writes passes
+// through redact (the model API key never reaches the disk).
+type runDir struct {
+	dir    string
+	redact func(string) string
+
+	mu    sync.Mutex
+	calls *os.File
+}
+
+func newRunDir(dir string, redact func(string) string) (*runDir, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("native: no run directory")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ToolOutputsDir), 0o700); err != nil {
+		return nil, fmt.Errorf("run dir %s: %w", dir, err)
+	}
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	return &runDir{dir: dir, redact: redact}, nil
+}
+
+// recordCall appends one model API call record to calls.jsonl.
+func (r *runDir) recordCall(extra map[string]any, c model.Call) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	if len(extra) > 0 {
+		// Merge the extra keys (e.g. "loop") into the object.
+		var m map[string]any
+		if json.Unmarshal(b, &m) == nil {
+			for k, v := range extra {
+				m[k] = v
+			}
+			if b2, err := json.Marshal(m); err == nil {
+				b = b2
+			}
+		}
+	}
+	line := append([]byte(r.redact(string(b))), '\n')
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls == nil {
+		f, err := os.OpenFile(filepath.Join(r.dir, CallsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return
+		}
+		r.calls = f
+	}
+	_, _ = r.calls.Write(line)
+}
+
+// writeToolOutput keeps the whole output of tool call n.
+func (r *runDir) writeToolOutput(n int, text string) (string, error) {
+	rel := filepath.ToSlash(filepath.Join(ToolOutputsDir, strconv.Itoa(n)+".txt"))
+	err := os.WriteFile(filepath.Join(r.dir, rel), []byte(r.redact(text)), 0o600)
+	return rel, err
+}
+
+// writeImage stores image bytes of tool call n; returns the relative path.
+func (r *runDir) writeImage(n int, ext string, data []byte) (string, error) {
+	if err := os.MkdirAll(filepath.Join(r.dir, ImagesDir), 0o700); err != nil {
+		return "", err
+	}
+	rel := filepath.ToSlash(filepath.Join(ImagesDir, strconv.Itoa(n)+ext))
+	return rel, os.WriteFile(filepath.Join(r.dir, rel), data, 0o600)
+}
+
+// writeJSON writes v (indented) atomically at rel.
+func (r *runDir) writeJSON(rel string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append([]byte(r.redact(string(b))), '\n')
+	return writeAtomic(filepath.Join(r.dir, rel), b)
+}
+
+func (r *runDir) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls != nil {
+		_ = r.calls.Close()
+		r.calls = nil
+	}
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// bound cuts text for the model: at most max bytes, keeping the head and a
+// tail, with a marker naming the full size and where the whole output is.
+func bound(text string, max int, file string) (string, bool) {
+	if len(text) <= max {
+		return text, false
+	}
+	marker := fmt.Sprintf("\n\n[... output truncated: %d bytes total, %d shown; the full output is kept in the run directory as %s ...]\n\n", len(text), max, file)
+	budget := max - len(marker)
+	if budget < 0 {
+		budget = 0
+	}
+	head := budget * 3 / 4
+	tail := budget - head
+	h := cutRunes(text, head, true)
+	t := cutRunes(text, tail, false)
+	return h + marker + t, true
+}
+
+// cutRunes returns at most n bytes from the start (head) or end of s, on
+// UTF-8 boundaries.
+func cutRunes(s string, n int, head bool) string {
+	if n <= 0 {
+		return ""
+	}
+	if n >= len(s) {
+		return s
+	}
+	if head {
+		for n > 0 && !isRuneStart(s[n]) {
+			n--
+		}
+		return s[:n]
+	}
+	i := len(s) - n
+	for i < len(s) && !isRuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// truncateCompleteLines drops a partial trailing line of a JSONL file
+// (left by a killed writer) so appends start on a fresh line.
+func truncateCompleteLines(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	if len(data) == 0 || data[len(data)-1] == '\n' {
+		return nil
+	}
+	i := bytes.LastIndexByte(data, '\n')
+	return os.Truncate(path, int64(i+1))
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }

@@ -1,0 +1,296 @@
+package native
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/model"
+)
+
+// TranscriptVersion is the format version of transcript.jsonl.
+const TranscriptVersion = 1
+
+// Record types of transcript.jsonl.
+const (
+	RecStart   = "start"   // loop configuration (system prompt, tools, model, limits)
+	RecMessage = "message" // one conversation message
+	RecStop    = "stop"    // the loop ended (reason)
+	RecResume  = "resume"  // a later process continued the loop
+)
+
+// Record is one line of transcript.jsonl.
+type Record struct {
+	V    int       `json:"v"`
+	Seq  int       `json:"seq"`
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+
+	// start
+	System string        `json:"system,omitempty"`
+	Tools  []string      `json:"tools,omitempty"`
+	Model  *model.Config `json:"model,omitempty"`
+	Limits *Limits       `json:"limits,omitempty"`
+
+	// message
+	Turn      int            `json:"turn,omitempty"`
+	Message   *model.Message `json:"message,omitempty"`
+	Usage     *model.Usage   `json:"usage,omitempty"`
+	Stop      string         `json:"stop,omitempty"` // model stop reason (assistant) / loop stop reason (stop)
+	RequestID string         `json:"request_id,omitempty"`
+	Tool      *ToolRecord    `json:"tool,omitempty"`
+
+	// stop
+	Error string `json:"error,omitempty"`
+}
+
+// ToolRecord describes the execution of one tool call (on RoleTool messages).
+type ToolRecord struct {
+	N          int     `json:"n"` // tool call number in this loop, from 1
+	Name       string  `json:"name"`
+	OutputFile string  `json:"output_file,omitempty"` // whole output, relative to the run dir
+	Bytes      int     `json:"bytes"`
+	Truncated  bool    `json:"truncated,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+	Blocked    string  `json:"blocked,omitempty"` // guard rule that refused the call
+}
+
+// State is the conversation state of a loop, as rebuilt from its
+// transcript.
+type State struct {
+	System    string
+	Tools     []string
+	Model     model.Config
+	Limits    Limits
+	Messages  []model.Message
+	Turns     int
+	ToolCalls int // tool calls executed (numbering of tool-outputs/<n>.txt)
+	Usage     model.Usage
+	// Stopped is the reason of the last stop record after the last message
+	// ("" when the process was killed before it could write one).
+	Stopped string
+	seq     int
+}
+
+type transcript struct {
+	f      *os.File
+	seq    int
+	redact func(string) string
+}
+
+func createTranscript(dir string, redact func(string) string) (*transcript, error) {
+	f, err := os.OpenFile(filepath.Join(dir, TranscriptFile), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	return &transcript{f: f, redact: redact}, nil
+}
+
+func appendTranscript(dir string, seq int, redact func(string) string) (*transcript, error) {
+	p := filepath.Join(dir, TranscriptFile)
+	if err := truncateCompleteLines(p); err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", p, err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	return &transcript{f: f, seq: seq, redact: redact}, nil
+}
+
+// write appends one record as one write(2) of a full line, so a killed
+// process leaves at most one partial trailing line.
+func (t *transcript) write(r Record) error {
+	t.seq++
+	r.V, r.Seq = TranscriptVersion, t.seq
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC()
+	}
+	if r.Message != nil {
+		m := stripImageData(*r.Message)
+		r.Message = &m
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	line := append([]byte(t.redact(string(b))), '\n')
+	if _, err := t.f.Write(line); err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	return nil
+}
+
+func (t *transcript) close() error {
+	if t == nil || t.f == nil {
+		return nil
+	}
+	err := t.f.Close()
+	t.f = nil
+	return err
+}
+
+// stripImageData keeps image metadata (file, sha256, size) and drops the
+// base64 pixels: transcripts stay small; Resume reloads them from File.
+func stripImageData(m model.Message) model.Message {
+	has := false
+	for _, b := range m.Content {
+		if b.Type == model.BlockImage && b.Data != "" {
+			has = true
+		}
+	}
+	if !has {
+		return m
+	}
+	c := make([]model.Block, len(m.Content))
+	copy(c, m.Content)
+	for i := range c {
+		if c[i].Type == model.BlockImage {
+			c[i].Data = ""
+		}
+	}
+	m.Content = c
+	return m
+}
+
+// LoadState rebuilds the conversation state of the loop whose transcript is
+// in runDir: the same messages, turn count, tool call numbering, usage,
+// system prompt, tool set and limits as when the last record was written.
+// A partial last line (a writer killed mid-line) is ignored. Images are
+// reloaded from the run directory.
+func LoadState(runDir string) (*State, error) {
+	p := filepath.Join(runDir, TranscriptFile)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", p, err)
+	}
+	st := &State{}
+	started := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		raw := sc.Bytes()
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(raw, &r); err != nil {
+			// Only the last line may be partial.
+			if isLastLine(data, line) && data[len(data)-1] != '\n' {
+				break
+			}
+			return nil, fmt.Errorf("transcript %s:%d: %v", p, line, err)
+		}
+		if r.V != TranscriptVersion {
+			return nil, fmt.Errorf("transcript %s:%d: version %d not supported (want %d)", p, line, r.V, TranscriptVersion)
+		}
+		st.seq = r.Seq
+		switch r.Type {
+		case RecStart:
+			if started {
+				continue
+			}
+			started = true
+			st.System, st.Tools = r.System, r.Tools
+			if r.Model != nil {
+				st.Model = *r.Model
+			}
+			if r.Limits != nil {
+				st.Limits = *r.Limits
+			}
+		case RecMessage:
+			if r.Message == nil {
+				return nil, fmt.Errorf("transcript %s:%d: message record without message", p, line)
+			}
+			m := *r.Message
+			if err := loadImages(runDir, &m); err != nil {
+				return nil, fmt.Errorf("transcript %s:%d: %w", p, line, err)
+			}
+			st.Messages = append(st.Messages, m)
+			st.Stopped = ""
+			if r.Turn > st.Turns {
+				st.Turns = r.Turn
+			}
+			if r.Usage != nil {
+				st.Usage.InputTokens += r.Usage.InputTokens
+				st.Usage.OutputTokens += r.Usage.OutputTokens
+			}
+			if r.Tool != nil && r.Tool.N > st.ToolCalls {
+				st.ToolCalls = r.Tool.N
+			}
+		case RecStop:
+			st.Stopped = r.Stop
+		case RecResume:
+		default:
+			return nil, fmt.Errorf("transcript %s:%d: unknown record type %q", p, line, r.Type)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", p, err)
+	}
+	if !started {
+		return nil, fmt.Errorf("transcript %s: no start record", p)
+	}
+	return st, nil
+}
+
+func isLastLine(data []byte, line int) bool {
+	return bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n"))+1 == line
+}
+
+func loadImages(runDir string, m *model.Message) error {
+	for i := range m.Content {
+		b := &m.Content[i]
+		if b.Type != model.BlockImage || b.Data != "" {
+			continue
+		}
+		if b.File == "" || !filepath.IsLocal(b.File) {
+			return errors.New("image block without a run-directory file")
+		}
+		data, err := os.ReadFile(filepath.Join(runDir, b.File))
+		if err != nil {
+			return fmt.Errorf("image %s: %w", b.File, err)
+		}
+		if got := sha256Hex(data); b.SHA256 != "" && got != b.SHA256 {
+			return fmt.Errorf("image %s: sha256 %s, transcript says %s", b.File, got, b.SHA256)
+		}
+		b.Data = base64.StdEncoding.EncodeToString(data)
+	}
+	return nil
+}
+
+// pendingToolCalls returns the tool calls of the last assistant message
+// that have no result yet (a run killed during tool execution).
+func pendingToolCalls(msgs []model.Message) []model.ToolCall {
+	last := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	done := map[string]bool{}
+	for _, m := range msgs[last+1:] {
+		if m.Role == model.RoleTool {
+			done[m.ToolCallID] = true
+		}
+	}
+	var out []model.ToolCall
+	for _, tc := range msgs[last].ToolCalls {
+		if !done[tc.ID] {
+			out = append(out, tc)
+		}
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+)
+
+type stub struct{ name string }
+
+func (s stub) Name() string                                          { return s.name }
+func (stub) ConfigDir() string                                       { return runtime.ClaudeConfigDir }
+func (stub) Env(runtime.BootstrapInput) map[string]string            { return nil }
+func (stub) CleanupIteration(context.Context, sandbox.Session) error { return nil }
+func (stub) Bootstrap(context.Context, sandbox.Session, runtime.BootstrapInput) error {
+	return nil
+}
+func (stub) Run(context.Context, sandbox.Session, runtime.RunInput) (*runtime.Outcome, error) {
+	return &runtime.Outcome{}, nil
+}
+
+func TestRegistry(t *testing.T) {
+	runtime.Register("zz-stub", func() runtime.Runtime { return stub{"zz-stub"} })
+	r, err := runtime.Get("zz-stub")
+	if err != nil || r.Name() != "zz-stub" {
+		t.Fatalf("Get: %v %v", r, err)
+	}
+	found := false
+	for _, n := range runtime.Names() {
+		found = found || n == "zz-stub"
+	}
+	if !found {
+		t.Fatalf("Names() = %v lacks zz-stub", runtime.Names())
+	}
+	_, err = runtime.Get("nope")
+	var ue *runtime.UnknownError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `runtime "nope": not registered (known: `) || !strings.Contains(err.Error(), "zz-stub") {
+		t.Fatalf("unknown runtime error: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("duplicate Register did not panic")
+		}
+	}()
+	runtime.Register("zz-stub", func() runtime.Runtime { return stub{"zz-stub"} })
+}
+
+func TestCheckName(t *testing.T) {
+	for _, ok := range []string{"code", "code-implementation", "a.b_c", "X1"} {
+		if err := runtime.CheckName("skill", ok); err != nil {
+			t.Errorf("%q rejected: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", ".", "..", "-x", "a/b", "../x", "a b", "é", strings.Repeat("a", 129)} {
+		if err := runtime.CheckName("skill", bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestCheckOptions(t *testing.T) {
+	if err := runtime.CheckOptions("x", map[string]string{"a": "1"}, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	err := runtime.CheckOptions("x", map[string]string{"a": "1", "c": "2"}, "a", "b")
+	if err == nil || err.Error() != `runtime x: options: unknown option "c" (known: a, b)` {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFullPromptAndTruncate(t *testing.T) {
+	in := runtime.RunInput{Prompt: "P", Iteration: 1, ResultPath: "/sandbox/r.json"}
+	if in.FullPrompt() != "P" {
+		t.Fatalf("first iteration prompt %q", in.FullPrompt())
+	}
+	in.Iteration, in.Feedback = 2, "/a: missing\n"
+	p := in.FullPrompt()
+	if !strings.HasPrefix(p, "P\n\n") || !strings.Contains(p, "(iteration 1) failed validation:\n/a: missing\n") || !strings.Contains(p, "/sandbox/r.json") {
+		t.Fatalf("feedback prompt %q", p)
+	}
+	long := strings.Repeat("é", runtime.MaxEventText)
+	tr := runtime.Truncate(long)
+	if !utf8.ValidString(tr) || !strings.Contains(tr, "bytes cut]") || len(tr) > runtime.MaxEventText+32 {
+		t.Fatalf("truncate: valid=%v len=%d", utf8.ValidString(tr), len(tr))
+	}
+	if runtime.Truncate("short") != "short" {
+		t.Fatal("short text changed")
+	}
+	var got []runtime.Event
+	in.Events = func(e runtime.Event) { got = append(got, e) }
+	in.Emit(runtime.Event{Kind: runtime.EventText})
+	if len(got) != 1 || got[0].Time.IsZero() {
+		t.Fatalf("Emit: %+v", got)
+	}
+}
+
+func TestUploadConfigAndFiles(t *testing.T) {
+	s := runtimetest.NewSession(t)
+	ctx := context.Background()
+	err := runtime.UploadConfig(ctx, s, runtime.ClaudeConfigDir, runtime.BootstrapInput{AgentName: "a"})
+	if err == nil || !strings.Contains(err.Error(), "no agent definition file") {
+		t.Fatalf("missing agent file: %v", err)
+	}
+	err = runtime.UploadConfig(ctx, s, runtime.ClaudeConfigDir, runtime.BootstrapInput{AgentName: "../a", AgentFile: "/x"})
+	if err == nil || !strings.Contains(err.Error(), `agent name "../a"`) {
+		t.Fatalf("bad agent name: %v", err)
+	}
+	if err := runtime.WriteFile(ctx, s, "/sandbox/workspace/deep/x.json", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	b, ok, err := runtime.ReadFile(ctx, s, "/sandbox/workspace/deep/x.json")
+	if err != nil || !ok || string(b) != "{}" {
+		t.Fatalf("ReadFile: %q %v %v", b, ok, err)
+	}
+	if err := runtime.RemoveFile(ctx, s, "/sandbox/workspace/deep/x.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := runtime.ReadFile(ctx, s, "/sandbox/workspace/deep/x.json"); ok {
+		t.Fatal("file still there after RemoveFile")
+	}
+	if err := runtime.RemoveFile(ctx, s, "/sandbox/workspace/deep/x.json"); err != nil {
+		t.Fatalf("RemoveFile of a missing file: %v", err)
+	}
+	if (runtime.BootstrapInput{}).WorkDir() != runtime.WorkspaceDir || (runtime.BootstrapInput{RepoDir: "/sandbox/workspace/r"}).WorkDir() != "/sandbox/workspace/r" {
+		t.Fatal("WorkDir")
+	}
+}

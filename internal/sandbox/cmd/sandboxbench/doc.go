@@ -1,0 +1,9 @@
+// Command sandboxbench measures sandbox start-up and exec latency side by
+// side: the local backend, bubblewrap with equivalent isolation, and the
+// docker backend. It prints one table (medians and p90 over -n runs).
+//
+//	go run ./internal/sandbox/cmd/sandboxbench -n 50
+//
+// The docker column needs a running engine and a local image named by
+// -image (default: the suite's busybox image, if imported).
+package main

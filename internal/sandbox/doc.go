@@ -1,0 +1,44 @@
+// Package sandbox is the contract between fullsend and the places agents run:
+// a Spec (mounts, network policy, limits, env, working dir, labels, image), a
+// Backend that provisions Sessions from it, and Sessions that exec commands,
+// move files and trees in and out, and terminate.
+//
+// # Rules enforced here
+//
+//   - Check validates every Spec before a backend sees it: absolute mount
+//     sources; absolute sandbox targets without "..", not duplicated and not
+//     on a path the backend owns (/, /proc, /dev, /sys, /sandbox,
+//     /usr/local/bin/fullsend); network allowlist entries "host[:port]" with an
+//     explicit leading "*." for subdomains (netguard.CheckHostPattern) and
+//     runner Services as loopback "IP:PORT"; POSIX env names; non-negative
+//     limits. Errors wrap ErrInvalidSpec.
+//   - Every sandbox has /sandbox (read-write, backed by a host temporary
+//     directory removed by Terminate) and the running fullsend binary,
+//     read-only, at /usr/local/bin/fullsend.
+//   - Network "none" (no Allow, no Services) means no network at all.
+//     Otherwise egress goes only through the host-side proxy of package
+//     egress, which admits allowlisted destinations with public addresses (or
+//     addresses in Options.AllowedPrivateNetworks) and the runner Services.
+//     HTTP_PROXY/HTTPS_PROXY/ALL_PROXY/NO_PROXY are set in both cases (curl
+//     ignores upper-case HTTP_PROXY). Denials are written to Network.Log.
+//
+// # Backends
+//
+// Backends live in subpackages and register with Register from init; Open
+// looks them up by name: "local" (namespaces, Landlock, seccomp; see package
+// local) and "docker" (Docker Engine or Podman API; see package docker).
+// Optional features are interfaces checked by type assertion on a Session
+// (Snapshotter, Resumer, MountAttacher, NetworkUpdater) and announced in
+// Capabilities. Package sandboxtest is the conformance suite every backend
+// runs.
+//
+// # Failure
+//
+// Exec returns an error only when the command could not be run or awaited;
+// a failing command is a non-zero ExitCode (127 not found, 126 not
+// executable, 128+N killed by signal N, -1 with TimedOut on timeout). A
+// timeout kills the command's whole process tree. Terminate always releases
+// every host resource and is idempotent. Errors are one line naming the
+// backend, the session and the reason; ErrUnavailable marks a backend this
+// machine cannot run (with the setting to change).
+package sandbox

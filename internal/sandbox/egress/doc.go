@@ -1,0 +1,29 @@
+// Package egress is the host-side HTTP/CONNECT proxy through which sandboxes
+// reach the network when their policy is an allowlist.
+//
+// It owns one rule: a sandbox may open a connection to HOST:PORT only when
+// HOST:PORT matches an allowlist entry (host patterns matched by
+// netguard.MatchHost; "*.x" covers subdomains only; an entry without a port
+// admits 80 and 443) and every address HOST resolves to is public
+// (netguard.IsInternal), unless the address lies in an allowed private network
+// or HOST:PORT is one of the runner's Services. Cloud metadata hosts and
+// addresses are always refused, even inside an allowed private network. HOST
+// must be an IP literal without a zone or a DNS name in the form package ref
+// accepts (ASCII, at most 253 bytes, no legacy numeric IPv4 forms); anything
+// else is refused before any lookup. The proxy dials only the addresses it
+// vetted, so DNS rebinding between check and dial is impossible.
+//
+// The destination is the CONNECT request target, or the host of an
+// absolute-form http:// URL, which is also the Host the upstream sees; a
+// Host header never redirects a request. Origin-form and other schemes are
+// refused (400). A request head is read through a MaxHeaderBytes limit.
+// Plain-HTTP requests are served one per client connection (no keep-alive)
+// and re-serialised from their parsed form, so every request is checked
+// and none can be smuggled behind another. Inside a CONNECT tunnel the
+// proxy sees nothing: TLS SNI and Host there are the client's business,
+// which is why the allowlist names hosts the sandbox may reach at all.
+//
+// A refusal is answered with 403 and logged as one line
+// "deny HOST:PORT: REASON" on the configured log writer; control characters
+// from the sandbox are replaced by "?".
+package egress

@@ -1,0 +1,380 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/netguard"
+	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+)
+
+// DialTimeout bounds each upstream connection attempt.
+const DialTimeout = 10 * time.Second
+
+// Config is the policy the proxy enforces.
+type Config struct {
+	Allow                  []string // Network.Allow entries
+	Services               []string // "IP:PORT" runner endpoints
+	AllowedPrivateNetworks []netip.Prefix
+	Resolver               sandbox.Resolver // nil = net.DefaultResolver
+	Log                    io.Writer        // denials; may be nil
+}
+
+// Proxy is an allowlisting HTTP/CONNECT proxy. Safe for concurrent use.
+type Proxy struct {
+	mu       sync.Mutex
+	allow    []sandbox.AllowEntry
+	services map[netip.AddrPort]bool
+	priv     []netip.Prefix
+	resolver sandbox.Resolver
+	log      io.Writer
+	logMu    sync.Mutex
+
+	connMu    sync.Mutex
+	listeners map[net.Listener]bool
+	conns     map[net.Conn]bool
+	closed    bool
+	wg        sync.WaitGroup
+}
+
+// New validates c and returns a proxy.
+func New(c Config) (*Proxy, error) {
+	p := &Proxy{listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, log: c.Log, resolver: c.Resolver}
+	if p.resolver == nil {
+		p.resolver = net.DefaultResolver
+	}
+	if err := p.Update(c.Allow, c.Services, c.AllowedPrivateNetworks); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Update replaces the policy; it applies to connections opened afterwards.
+func (p *Proxy) Update(allow, services []string, priv []netip.Prefix) error {
+	var entries []sandbox.AllowEntry
+	for _, a := range allow {
+		e, err := sandbox.ParseAllow(a)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, e)
+	}
+	svc := map[netip.AddrPort]bool{}
+	for _, s := range services {
+		ap, err := netip.ParseAddrPort(s)
+		if err != nil {
+			return fmt.Errorf("egress service %q: %w", s, err)
+		}
+		svc[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] = true
+	}
+	p.mu.Lock()
+	p.allow, p.services, p.priv = entries, svc, append([]netip.Prefix(nil), priv...)
+	p.mu.Unlock()
+	return nil
+}
+
+// Serve accepts connections on l until l is closed or Close is called.
+func (p *Proxy) Serve(l net.Listener) error {
+	p.connMu.Lock()
+	if p.closed {
+		p.connMu.Unlock()
+		l.Close()
+		return net.ErrClosed
+	}
+	p.listeners[l] = true
+	p.connMu.Unlock()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		if !p.track(c, true) {
+			c.Close()
+			return nil
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			defer p.track(c, false)
+			defer c.Close()
+			p.handle(c)
+		}()
+	}
+}
+
+func (p *Proxy) track(c net.Conn, add bool) bool {
+	p.connMu.Lock()
+	defer p.connMu.Unlock()
+	if add {
+		if p.closed {
+			return false
+		}
+		p.conns[c] = true
+	} else {
+		delete(p.conns, c)
+	}
+	return true
+}
+
+// Close stops every listener and connection and waits for handlers.
+func (p *Proxy) Close() error {
+	p.connMu.Lock()
+	p.closed = true
+	for l := range p.listeners {
+		l.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.connMu.Unlock()
+	p.wg.Wait()
+	return nil
+}
+
+// Denial is a refused destination.
+type Denial struct {
+	Host   string
+	Port   int
+	Reason string
+}
+
+func (d *Denial) Error() string {
+	return fmt.Sprintf("egress to %s denied: %s", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), d.Reason)
+}
+
+// Check decides whether host:port may be reached and returns the vetted
+// addresses to dial.
+func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr, error) {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	deny := func(format string, a ...any) ([]netip.Addr, error) {
+		return nil, &Denial{Host: host, Port: port, Reason: fmt.Sprintf(format, a...)}
+	}
+	if port < 1 || port > 65535 || !validHost(host) {
+		return deny("bad destination")
+	}
+	p.mu.Lock()
+	allow, services, priv := p.allow, p.services, p.priv
+	p.mu.Unlock()
+	if ip, err := netip.ParseAddr(host); err == nil && services[netip.AddrPortFrom(ip.Unmap(), uint16(port))] {
+		return []netip.Addr{ip}, nil
+	}
+	if netguard.IsMetadata(host) {
+		return deny("cloud metadata endpoint")
+	}
+	allowed := false
+	for _, e := range allow {
+		if _, ok := netguard.MatchHost(host, []string{e.Host}); !ok {
+			continue
+		}
+		if e.Port == port || (e.Port == 0 && (port == 80 || port == 443)) {
+			allowed = true
+			break
+		}
+	}
+	if !allowed {
+		return deny("not in the sandbox allowlist")
+	}
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, DialTimeout)
+		defer cancel()
+		addrs, err = p.resolver.LookupNetIP(rctx, "ip", host)
+		if err != nil {
+			return deny("resolve: %v", err)
+		}
+		if len(addrs) == 0 {
+			return deny("resolve: no addresses")
+		}
+	}
+	for _, a := range addrs {
+		if netguard.IsMetadata(a.String()) {
+			return deny("resolves to cloud metadata address %s", a)
+		}
+		if in, why := netguard.IsInternal(a); in && !netguard.InPrefixes(a, priv) {
+			return deny("resolves to internal address %s (%s)", a, why)
+		}
+	}
+	return addrs, nil
+}
+
+// validHost accepts an IP literal without a zone, or a DNS name in the one
+// form ref accepts (ASCII letters, digits, "-", "_", at most 253 bytes, no
+// legacy numeric IPv4 forms such as "2130706433" that a libc resolver
+// would turn into an address).
+func validHost(h string) bool {
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Zone() == ""
+	}
+	c, err := ref.CanonicalHost(h)
+	return err == nil && c == h
+}
+
+func (p *Proxy) logDenial(err error) {
+	if p.log == nil {
+		return
+	}
+	var d *Denial
+	if !errors.As(err, &d) {
+		return
+	}
+	line := fmt.Sprintf("deny %s: %s", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), d.Reason)
+	// The host comes from the sandbox: it may not add lines or terminal
+	// escapes to the log.
+	line = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, line)
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	fmt.Fprintln(p.log, line)
+}
+
+func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
+	var last error
+	d := net.Dialer{Timeout: DialTimeout}
+	for _, a := range addrs {
+		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+func splitHostPortDefault(hp string, def int) (string, int, error) {
+	if h, ps, err := net.SplitHostPort(hp); err == nil {
+		n, err := strconv.Atoi(ps)
+		if err != nil {
+			return "", 0, fmt.Errorf("bad port in %q", hp)
+		}
+		return h, n, nil
+	}
+	return strings.Trim(hp, "[]"), def, nil
+}
+
+func respond(c net.Conn, code int, msg string) {
+	body := "fullsend sandbox: " + msg + "\n"
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body)
+}
+
+// MaxHeaderBytes bounds the request line and headers a sandbox may send
+// before the proxy decides; past it the request is refused.
+const MaxHeaderBytes = 64 << 10
+
+func (p *Proxy) handle(c net.Conn) {
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	// The head is read through a limit (http.ReadRequest has none of its
+	// own); the limit is lifted for the body and the tunnel.
+	lr := &io.LimitedReader{R: c, N: MaxHeaderBytes}
+	br := bufio.NewReader(lr)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		respond(c, http.StatusBadRequest, "bad proxy request")
+		return
+	}
+	lr.N = math.MaxInt64
+	c.SetReadDeadline(time.Time{})
+	ctx := context.Background()
+	if req.Method == http.MethodConnect {
+		host, port, err := splitHostPortDefault(req.RequestURI, 443)
+		if err != nil {
+			respond(c, http.StatusBadRequest, err.Error())
+			return
+		}
+		addrs, err := p.Check(ctx, host, port)
+		if err != nil {
+			p.logDenial(err)
+			respond(c, http.StatusForbidden, err.Error())
+			return
+		}
+		up, err := p.dial(ctx, addrs, port)
+		if err != nil {
+			respond(c, http.StatusBadGateway, "connect "+net.JoinHostPort(host, strconv.Itoa(port))+": upstream unreachable")
+			return
+		}
+		defer up.Close()
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			return
+		}
+		// Bytes the client already sent after the CONNECT head.
+		if n := br.Buffered(); n > 0 {
+			b, _ := br.Peek(n)
+			if _, err := up.Write(b); err != nil {
+				return
+			}
+		}
+		pipe(c, up)
+		return
+	}
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
+		respond(c, http.StatusBadRequest, "only CONNECT and absolute http:// requests are proxied")
+		return
+	}
+	host, port, err := splitHostPortDefault(req.URL.Host, 80)
+	if err != nil {
+		respond(c, http.StatusBadRequest, err.Error())
+		return
+	}
+	addrs, err := p.Check(ctx, host, port)
+	if err != nil {
+		p.logDenial(err)
+		respond(c, http.StatusForbidden, err.Error())
+		return
+	}
+	up, err := p.dial(ctx, addrs, port)
+	if err != nil {
+		respond(c, http.StatusBadGateway, "upstream "+net.JoinHostPort(host, strconv.Itoa(port))+" unreachable")
+		return
+	}
+	defer up.Close()
+	req.Header.Del("Proxy-Connection")
+	req.Header.Del("Proxy-Authorization")
+	req.Close = true
+	req.RequestURI = ""
+	if err := req.Write(up); err != nil {
+		return
+	}
+	io.Copy(c, up)
+}
+
+func pipe(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		} else {
+			dst.Close()
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+}

@@ -1,0 +1,155 @@
+package archive
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// MaxBytes bounds the content extracted from one stream (8 GiB).
+const MaxBytes int64 = 8 << 30
+
+// ErrUnsafePath is returned for entries that would escape the destination.
+var ErrUnsafePath = errors.New("unsafe path in archive")
+
+// Write streams src (a file or a directory tree) as a tar to w. The root
+// entry is named ".".
+func Write(w io.Writer, src string) error {
+	tw := tar.NewWriter(w)
+	st, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if st.Mode().IsRegular() {
+		if err := addFile(tw, src, ".", st); err != nil {
+			return err
+		}
+		return tw.Close()
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s: not a regular file or directory", src)
+	}
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		name := "./" + filepath.ToSlash(rel)
+		if rel == "." {
+			name = "."
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.IsDir():
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: int64(info.Mode().Perm()), ModTime: info.ModTime()})
+		case info.Mode().IsRegular():
+			return addFile(tw, p, name, info)
+		}
+		return nil // symlinks and special files are skipped
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+func addFile(tw *tar.Writer, p, name string, info fs.FileInfo) error {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: int64(info.Mode().Perm()), Size: info.Size(), ModTime: info.ModTime()}); err != nil {
+		return err
+	}
+	_, err = io.CopyN(tw, f, info.Size())
+	return err
+}
+
+// Extract reads a tar stream from r into dest. A root entry "." of type
+// directory makes dest a directory; of type file makes dest that file.
+// Existing files are replaced. uid/gid >= 0 chown what is created.
+func Extract(r io.Reader, dest string, uid, gid int) error {
+	tr := tar.NewReader(r)
+	var total int64
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(h.Name, "/")
+		if strings.ContainsRune(name, 0) || strings.HasPrefix(name, "/") {
+			return fmt.Errorf("%w: %q", ErrUnsafePath, h.Name)
+		}
+		for _, seg := range strings.Split(name, "/") {
+			if seg == ".." {
+				return fmt.Errorf("%w: %q", ErrUnsafePath, h.Name)
+			}
+		}
+		clean := path.Clean(name)
+		target := dest
+		if clean != "." {
+			target = filepath.Join(dest, filepath.FromSlash(clean))
+		}
+		mode := os.FileMode(h.Mode).Perm()
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+			os.Chmod(target, mode|0o700)
+			chown(target, uid, gid)
+		case tar.TypeReg:
+			total += h.Size
+			if total > MaxBytes {
+				return fmt.Errorf("archive larger than %d bytes", MaxBytes)
+			}
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if st, err := os.Lstat(target); err == nil && !st.Mode().IsRegular() {
+				if st.IsDir() {
+					return fmt.Errorf("%s: is a directory", target)
+				}
+				os.Remove(target)
+			}
+			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode|0o600)
+			if err != nil {
+				return err
+			}
+			if _, err := io.CopyN(f, tr, h.Size); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			os.Chmod(target, mode)
+			chown(target, uid, gid)
+		default:
+			// skipped
+		}
+	}
+}
+
+func chown(p string, uid, gid int) {
+	if uid >= 0 {
+		os.Lchown(p, uid, gid)
+	}
+}

@@ -1,0 +1,436 @@
+package guest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The local backend re-executes the running binary (fullsend, or a test
+// binary) as the sandbox init, the agent supervisor and a userns holder.
+// The role is chosen by this environment variable and handled from a package
+// init function, before main runs, so cmd/fullsend needs no special code.
+const EnvRole = "FULLSEND_SANDBOX_ROLE"
+const envSuper = "FULLSEND_SANDBOX_SUPER"
+
+// Fixed descriptor numbers in re-executed children (ExtraFiles start at 3).
+const (
+	fdCtl   = 3 // control socket to the host (init) or supervisor channel
+	fdSuper = 4 // init only: the supervisor's end, handed down
+)
+
+// ProxyPort is the loopback port of the in-sandbox proxy endpoint.
+const ProxyPort = 3128
+
+func init() {
+	role := os.Getenv(EnvRole)
+	if role == "" {
+		return
+	}
+	os.Unsetenv(EnvRole)
+	var err error
+	switch role {
+	case "init":
+		err = runInit()
+	case "supervisor":
+		err = runSupervisor()
+	case "limit":
+		err = runLimit()
+	case "hold":
+		// Keep a user namespace alive until stdin closes (idmapped mounts).
+		var b [1]byte
+		os.Stdin.Read(b[:])
+		os.Exit(0)
+	default:
+		err = fmt.Errorf("unknown role %q", role)
+	}
+	fmt.Fprintf(os.Stderr, "fullsend sandbox %s: %v\n", role, err)
+	os.Exit(120)
+}
+
+// runInit is pid 1 of the sandbox: it builds the root file system, brings up
+// loopback, starts the supervisor and then only reaps children. Its death
+// (Terminate kills it) makes the kernel kill every process of the sandbox.
+func runInit() error {
+	ctl := &conn{fd: fdCtl}
+	superEnd := os.NewFile(fdSuper, "super")
+	// Nobody in the sandbox (same host uid) may read or write our memory.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	m, files, err := ctl.recv()
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		ctl.send(Message{Op: "error", Err: err.Error()})
+		return err
+	}
+	if m.Op != "config" || m.Config == nil {
+		return fail(fmt.Errorf("expected config, got %q", m.Op))
+	}
+	cfg := m.Config
+	fd := func(i int) (*os.File, error) {
+		if i < 0 || i >= len(files) {
+			return nil, fmt.Errorf("descriptor %d missing", i)
+		}
+		return files[i], nil
+	}
+	if err := buildRoot(cfg, fd); err != nil {
+		return fail(err)
+	}
+	CloseAll(files)
+	if err := unix.Sethostname([]byte("sandbox")); err != nil {
+		return fail(fmt.Errorf("sethostname: %w", err))
+	}
+	if err := loopbackUp(); err != nil {
+		return fail(err)
+	}
+	var lnFile *os.File
+	if cfg.Proxy {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+			err = unix.Bind(fd, &unix.SockaddrInet4{Port: ProxyPort, Addr: [4]byte{127, 0, 0, 1}})
+			if err == nil {
+				err = unix.Listen(fd, 128)
+			}
+		}
+		if err != nil {
+			return fail(fmt.Errorf("proxy endpoint: %w", err))
+		}
+		lnFile = os.NewFile(uintptr(fd), "proxy-endpoint")
+	}
+	sc, _ := json.Marshal(cfg.Super)
+	proc, err := os.StartProcess("/usr/local/bin/fullsend", []string{"fullsend-sandbox-supervisor"}, &os.ProcAttr{
+		Dir:   "/",
+		Env:   []string{EnvRole + "=supervisor", envSuper + "=" + string(sc), "PATH=/usr/local/bin:/usr/bin:/bin"},
+		Files: []*os.File{nil, os.Stderr, os.Stderr, superEnd},
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:                 syscall.CLONE_NEWUSER,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: cfg.Super.AgentUID, HostID: 0, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: cfg.Super.AgentGID, HostID: 0, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			Pdeathsig:                  syscall.SIGKILL,
+		},
+	})
+	if err != nil {
+		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	superEnd.Close()
+	// No process below this point may create a user namespace (clone3 cannot
+	// be filtered by seccomp; this per-namespace limit covers it).
+	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0"), 0); err != nil {
+		return fail(fmt.Errorf("limit user namespaces: %w", err))
+	}
+	var extra []*os.File
+	if lnFile != nil {
+		extra = append(extra, lnFile)
+	}
+	if err := ctl.send(Message{Op: "ready"}, extra...); err != nil {
+		return err
+	}
+	if lnFile != nil {
+		lnFile.Close()
+	}
+	// The host closing its end means it is gone: take the sandbox down.
+	go func() {
+		for {
+			if _, fs, err := ctl.recv(); err != nil {
+				os.Exit(0)
+			} else {
+				CloseAll(fs)
+			}
+		}
+	}()
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("wait: %w", err)
+		}
+		if pid == proc.Pid {
+			os.Exit(0)
+		}
+	}
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
+}
+
+// System directories bound read-only from the host (symlinks are recreated).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// Host /etc entries made visible read-only. Identity files (passwd, group,
+// hosts, resolv.conf, nsswitch.conf, hostname) are generated instead, and
+// nothing else of the host's /etc (shadow, ssh keys, credentials) is visible.
+var etcEntries = []string{
+	"alternatives", "ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies",
+	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "protocols", "services",
+	"os-release", "lsb-release", "debian_version", "mime.types", "profile", "bash.bashrc", "inputrc",
+	"terminfo", "magic", "magic.mime", "gai.conf", "host.conf", "environment", "login.defs",
+}
+
+func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	// Open path sources first: the new root may be stacked over their parent.
+	opened := map[string]*os.File{}
+	defer func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}()
+	for _, m := range append([]MountConfig{cfg.Exe, cfg.Sandbox}, cfg.Mounts...) {
+		if m.FD < 0 {
+			fd, err := unix.Open(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return fmt.Errorf("mount source %s: %w", m.Source, err)
+			}
+			opened[m.Source] = os.NewFile(uintptr(fd), m.Source)
+		}
+	}
+	// The new root is a tmpfs stacked, in our private mount namespace only,
+	// on a directory every uid can traverse.
+	nr := ""
+	for _, d := range []string{"/tmp", "/mnt", "/run", "/var/tmp", "/media", "/srv", "/opt"} {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			nr = d
+			break
+		}
+	}
+	if nr == "" {
+		return fmt.Errorf("no directory to build the sandbox root on")
+	}
+	at := func(p string) string { return filepath.Join(nr, p) }
+	if err := unix.Mount("tmpfs", nr, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
+		return fmt.Errorf("root tmpfs: %w", err)
+	}
+	for _, d := range systemDirs {
+		if err := replicate(d, at(d)); err != nil {
+			return err
+		}
+	}
+	// /usr/local/bin: a tmpfs replica of the host's so the fullsend binary can
+	// be added at /usr/local/bin/fullsend without touching the host.
+	if st, err := os.Stat(at("/usr/local/bin")); err == nil && st.IsDir() {
+		if err := unix.Mount("tmpfs", at("/usr/local/bin"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+			return fmt.Errorf("/usr/local/bin tmpfs: %w", err)
+		}
+		if ents, err := os.ReadDir("/usr/local/bin"); err == nil {
+			for _, e := range ents {
+				if e.Name() == "fullsend" {
+					continue
+				}
+				if err := replicate(filepath.Join("/usr/local/bin", e.Name()), at("/usr/local/bin/"+e.Name())); err != nil {
+					return err
+				}
+			}
+		}
+	} else if err := os.MkdirAll(at("/usr/local/bin"), 0o755); err != nil {
+		return fmt.Errorf("/usr/local/bin: %w", err)
+	}
+	if err := attach(cfg.Exe, at(cfg.Exe.Target), fd, opened); err != nil {
+		return fmt.Errorf("bind fullsend binary: %w", err)
+	}
+	if err := remountRO(at("/usr/local/bin"), false); err != nil {
+		return err
+	}
+	// /etc
+	if err := os.MkdirAll(at("/etc"), 0o755); err != nil {
+		return err
+	}
+	for _, e := range etcEntries {
+		if err := replicate("/etc/"+e, at("/etc/"+e)); err != nil {
+			return err
+		}
+	}
+	gen := map[string]string{
+		"passwd":        "root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/sandbox:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		"group":         "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
+		"hosts":         "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+		"hostname":      "sandbox\n",
+		"resolv.conf":   "# no resolver: egress goes through the HTTP proxy in $HTTPS_PROXY\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n",
+		"nsswitch.conf": "passwd: files\ngroup: files\nhosts: files dns\n",
+	}
+	for name, content := range gen {
+		if err := os.WriteFile(at("/etc/"+name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	// /sandbox
+	if err := attach(cfg.Sandbox, at(cfg.Sandbox.Target), fd, opened); err != nil {
+		return fmt.Errorf("bind /sandbox: %w", err)
+	}
+	// /tmp, /var/tmp
+	if err := os.MkdirAll(at("/tmp"), 0o1777); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", at("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("/tmp: %w", err)
+	}
+	os.MkdirAll(at("/var"), 0o755)
+	os.Symlink("../tmp", at("/var/tmp"))
+	os.MkdirAll(at("/run"), 0o755)
+	// /dev
+	if err := buildDev(at("/dev")); err != nil {
+		return err
+	}
+	if err := remountRO(at("/dev"), false); err != nil {
+		return err
+	}
+	// /proc
+	if err := os.MkdirAll(at("/proc"), 0o555); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	// The spec's mounts, parents first.
+	for _, m := range cfg.Mounts {
+		if err := attach(m, at(m.Target), fd, opened); err != nil {
+			return fmt.Errorf("mount %s: %w", m.Target, err)
+		}
+	}
+	// Enter the new root; the old one is detached and disappears.
+	if err := unix.Chdir(nr); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	return remountRO("/", false)
+}
+
+func mkMountpoint(p string, dir bool) error {
+	if dir {
+		return os.MkdirAll(p, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// replicate makes host path src visible at dst: symlinks are recreated,
+// directories and files are bound read-only; missing sources are skipped.
+func replicate(src, dst string) error {
+	st, err := os.Lstat(src)
+	if err != nil {
+		return nil
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		l, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		return os.Symlink(l, dst)
+	}
+	if err := mkMountpoint(dst, st.IsDir()); err != nil {
+		return fmt.Errorf("%s: %w", dst, err)
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", src, err)
+	}
+	return remountRO(dst, true)
+}
+
+// attach makes m visible at dst: a detached mount passed by the host is
+// moved there, otherwise the source path is bound.
+func attach(m MountConfig, dst string, fd func(int) (*os.File, error), opened map[string]*os.File) error {
+	if err := mkMountpoint(dst, m.IsDir); err != nil {
+		return err
+	}
+	if m.FD >= 0 {
+		f, err := fd(m.FD)
+		if err != nil {
+			return err
+		}
+		if err := unix.MoveMount(int(f.Fd()), "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("move_mount: %w", err)
+		}
+	} else if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(int(opened[m.Source].Fd())), dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	if m.ReadOnly {
+		return remountRO(dst, true)
+	}
+	return unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+}
+
+func remountRO(p string, recursive bool) error {
+	var flags uint
+	if recursive {
+		flags = unix.AT_RECURSIVE
+	}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(unix.AT_FDCWD, p, flags, attr); err != nil {
+		return fmt.Errorf("read-only %s: %w", p, err)
+	}
+	return nil
+}
+
+func buildDev(dev string) error {
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("/dev tmpfs: %w", err)
+	}
+	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		p := filepath.Join(dev, n)
+		if err := mkMountpoint(p, false); err != nil {
+			return err
+		}
+		if err := unix.Mount("/dev/"+n, p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /dev/%s: %w", n, err)
+		}
+	}
+	os.MkdirAll(filepath.Join(dev, "pts"), 0o755)
+	if err := unix.Mount("devpts", filepath.Join(dev, "pts"), "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err == nil {
+		os.Symlink("pts/ptmx", filepath.Join(dev, "ptmx"))
+	}
+	os.MkdirAll(filepath.Join(dev, "shm"), 0o1777)
+	if err := unix.Mount("tmpfs", filepath.Join(dev, "shm"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
+		return fmt.Errorf("/dev/shm: %w", err)
+	}
+	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		os.Symlink(target, filepath.Join(dev, name))
+	}
+	return nil
+}

@@ -1,0 +1,680 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
+)
+
+// Name of the backend.
+const Name = "local"
+
+// AgentUID and AgentGID are the ids commands see inside the sandbox.
+const (
+	AgentUID = 1000
+	AgentGID = 1000
+)
+
+// ProvisionTimeout bounds how long provisioning may take.
+const ProvisionTimeout = 15 * time.Second
+
+func init() {
+	sandbox.Register(Name, func(o sandbox.Options) (sandbox.Backend, error) { return New(o) })
+}
+
+// Backend is the local namespaces backend.
+type Backend struct {
+	opts sandbox.Options
+	exe  string
+}
+
+// New returns the local backend. It fails with sandbox.ErrUnavailable (and
+// the setting to change) when user namespaces cannot be created.
+func New(o sandbox.Options) (*Backend, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("local sandbox: locate own binary: %w", err)
+	}
+	return &Backend{opts: o, exe: exe}, nil
+}
+
+// Name implements sandbox.Backend.
+func (b *Backend) Name() string { return Name }
+
+// Capabilities implements sandbox.Backend.
+func (b *Backend) Capabilities() sandbox.Capabilities {
+	c := sandbox.Capabilities{Isolation: "user+mount+pid+ipc+uts+net+cgroup namespaces", NetworkAllowlist: true, Seccomp: true, UpdateNetwork: true}
+	c.Landlock = guest.LandlockABI() > 0
+	if !c.Landlock {
+		c.Notes = append(c.Notes, "landlock: not available in this kernel")
+	}
+	v2, v1 := cgroupRoots()
+	if v2 != "" {
+		c.MemoryLimit, c.PidsLimit, c.CPULimit = true, true, true
+	} else {
+		_, c.PidsLimit = v1["pids"]
+		_, c.MemoryLimit = v1["memory"]
+		_, c.CPULimit = v1["cpu"]
+	}
+	if !c.PidsLimit {
+		c.PidsLimit = true
+		c.Notes = append(c.Notes, "pids: RLIMIT_NPROC (no writable cgroup)")
+	}
+	if !c.MemoryLimit {
+		c.MemoryLimit = true
+		c.Notes = append(c.Notes, "memory: RLIMIT_AS per process (no writable cgroup)")
+	}
+	if !c.CPULimit {
+		c.Notes = append(c.Notes, "cpu: not enforced (no writable cpu cgroup)")
+	}
+	return c
+}
+
+func dirWritable(dir string) bool {
+	return unix.Access(dir, unix.W_OK) == nil
+}
+
+func randomID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// agentHostID picks the host uid/gid the sandbox maps to: the caller's own
+// ids when unprivileged; when running as root, a dedicated unprivileged id
+// per session (so the agent never runs as host root).
+func agentHostID() (uid, gid int) {
+	if os.Geteuid() != 0 {
+		return os.Geteuid(), os.Getegid()
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	id := 1_500_000_000 + int(binary.BigEndian.Uint32(b[:])%100_000_000)
+	return id, id
+}
+
+// Provision implements sandbox.Backend.
+func (b *Backend) Provision(ctx context.Context, spec sandbox.Spec) (sandbox.Session, error) {
+	spec, err := sandbox.Check(spec)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, ProvisionTimeout)
+	defer cancel()
+	s := &session{id: randomID(), spec: spec, backend: b, waiters: map[uint64]chan guest.Message{}}
+	s.hostUID, s.hostGID = agentHostID()
+	if err := s.start(ctx); err != nil {
+		s.Terminate(context.Background())
+		return nil, err
+	}
+	return s, nil
+}
+
+type session struct {
+	id      string
+	spec    sandbox.Spec
+	backend *Backend
+
+	hostUID, hostGID int
+	dir              string // host session directory
+	cg               *cgroupSet
+	cmd              *exec.Cmd
+	initStderr       bytes.Buffer
+	initCtl          *net.UnixConn
+	super            *net.UnixConn
+	proxy            *egress.Proxy
+
+	wmu     sync.Mutex
+	mu      sync.Mutex
+	nextID  uint64
+	waiters map[uint64]chan guest.Message
+	dead    error
+
+	termOnce sync.Once
+	termErr  error
+}
+
+func (s *session) ID() string { return s.id }
+
+func unavailable(err error) error {
+	hint := "enable unprivileged user namespaces"
+	var parts []string
+	for _, f := range []struct{ path, want string }{
+		{"/proc/sys/kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone=1"},
+		{"/proc/sys/user/max_user_namespaces", "user.max_user_namespaces=15000"},
+		{"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "kernel.apparmor_restrict_unprivileged_userns=0"},
+	} {
+		if v, err := os.ReadFile(f.path); err == nil {
+			parts = append(parts, fmt.Sprintf("%s (now %s)", f.want, strings.TrimSpace(string(v))))
+		}
+	}
+	if len(parts) > 0 {
+		hint += ": sysctl -w " + strings.Join(parts, ", ")
+	} else {
+		hint += " (CONFIG_USER_NS)"
+	}
+	return fmt.Errorf("local sandbox: %w: cannot create user namespace (%v); %s, or use --backend docker", sandbox.ErrUnavailable, err, hint)
+}
+
+func (s *session) start(ctx context.Context) error {
+	tmp := s.backend.opts.TempDir
+	var err error
+	s.dir, err = os.MkdirTemp(tmp, "fullsend-sandbox-"+s.id+"-")
+	if err != nil {
+		return fmt.Errorf("local sandbox: session dir: %w", err)
+	}
+	sandboxDir := filepath.Join(s.dir, "sandbox")
+	if err := os.Mkdir(sandboxDir, 0o700); err != nil {
+		return fmt.Errorf("local sandbox: %w", err)
+	}
+	if os.Geteuid() == 0 {
+		for _, d := range []string{s.dir, sandboxDir} {
+			if err := os.Chown(d, s.hostUID, s.hostGID); err != nil {
+				return fmt.Errorf("local sandbox: %w", err)
+			}
+		}
+	}
+	var enforced map[string]bool
+	if s.cg, enforced, err = newCgroups(s.id, s.spec.Limits); err != nil {
+		return fmt.Errorf("local sandbox: cgroups: %w", err)
+	}
+	sup := guest.SuperConfig{AgentUID: AgentUID, AgentGID: AgentGID}
+	if l := s.spec.Limits; l.Pids > 0 && !enforced["pids"] {
+		sup.Nproc = uint64(l.Pids)
+	}
+	if l := s.spec.Limits; l.MemoryBytes > 0 && !enforced["memory"] {
+		sup.AS = uint64(l.MemoryBytes)
+	}
+	proxy := !s.spec.Network.None()
+	if proxy {
+		sup.ProxyPort = guest.ProxyPort
+	}
+
+	initCtl, initChild, err := socketPair()
+	if err != nil {
+		return err
+	}
+	s.initCtl = initCtl
+	superCtl, superChild, err := socketPair()
+	if err != nil {
+		initChild.Close()
+		return err
+	}
+	s.super = superCtl
+	cmd := exec.Command("/proc/self/exe", "fullsend-sandbox-init")
+	cmd.Env = []string{guest.EnvRole + "=init"}
+	cmd.ExtraFiles = []*os.File{initChild, superChild}
+	cmd.Stderr = &lockedWriter{w: &s.initStderr}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC |
+			syscall.CLONE_NEWUTS | syscall.CLONE_NEWNET | syscall.CLONE_NEWCGROUP,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: s.hostUID, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: s.hostGID, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		// Become the namespace's root (host uid H): without this the init
+		// would keep the caller's host uid, unmapped inside when we are root.
+		Credential: &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true},
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	err = cmd.Start()
+	initChild.Close()
+	superChild.Close()
+	if err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EUSERS) {
+			return unavailable(err)
+		}
+		return fmt.Errorf("local sandbox: start init: %w", err)
+	}
+	s.cmd = cmd
+	if err := s.cg.add(cmd.Process.Pid); err != nil {
+		return fmt.Errorf("local sandbox: %w", err)
+	}
+
+	// Descriptors handed to the init: the binary, /sandbox, each mount.
+	var files []*os.File
+	defer func() { closeAll(files) }()
+	addFile := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
+	root := os.Geteuid() == 0
+	idm := &idmapper{initPid: cmd.Process.Pid, hostUID: s.hostUID, hostGID: s.hostGID}
+	defer idm.close()
+	// source describes a host path for the init: as root, a detached
+	// (idmapped when asked) mount, because the agent's host uid may not even
+	// traverse the path; otherwise the path itself, bound by the init.
+	source := func(src, target string, ro, idmap bool) (guest.MountConfig, error) {
+		st, err := os.Stat(src)
+		if err != nil {
+			return guest.MountConfig{}, fmt.Errorf("local sandbox: mount source: %w", err)
+		}
+		mc := guest.MountConfig{Source: src, Target: target, ReadOnly: ro, IsDir: st.IsDir(), FD: -1}
+		if !root {
+			return mc, nil
+		}
+		f, err := idm.mount(src, st, ro, idmap)
+		if err != nil {
+			return guest.MountConfig{}, fmt.Errorf("local sandbox: mount %s: %w", src, err)
+		}
+		mc.FD = addFile(f)
+		return mc, nil
+	}
+	cfg := &guest.InitConfig{ID: s.id, Proxy: proxy}
+	if cfg.Exe, err = source(s.backend.exe, sandbox.BinaryPath, true, false); err != nil {
+		return err
+	}
+	if cfg.Sandbox, err = source(sandboxDir, sandbox.Root, false, false); err != nil {
+		return err
+	}
+	for _, m := range s.spec.Mounts {
+		mc, err := source(m.Source, m.Target, m.ReadOnly, true)
+		if err != nil {
+			return err
+		}
+		if m.ReadOnly {
+			sup.RO = append(sup.RO, m.Target)
+		} else {
+			sup.RW = append(sup.RW, m.Target)
+		}
+		cfg.Mounts = append(cfg.Mounts, mc)
+	}
+	cfg.Super = sup
+	if err := send(initCtl, guest.Message{Op: "config", Config: cfg}, files...); err != nil {
+		return fmt.Errorf("local sandbox: configure init: %w", err)
+	}
+	closeAll(files)
+	files = nil
+
+	type result struct {
+		m     guest.Message
+		files []*os.File
+		err   error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		m, f, err := recv(initCtl)
+		ch <- result{m, f, err}
+	}()
+	var r result
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		return fmt.Errorf("local sandbox: provision: %w", ctx.Err())
+	}
+	if r.err != nil || r.m.Op != "ready" {
+		closeAll(r.files)
+		msg := r.m.Err
+		if r.err != nil {
+			msg = r.err.Error()
+		}
+		if e := strings.TrimSpace(s.stderrText()); e != "" {
+			msg += ": " + e
+		}
+		return fmt.Errorf("local sandbox: init: %s", msg)
+	}
+	if proxy {
+		if len(r.files) != 1 {
+			closeAll(r.files)
+			return fmt.Errorf("local sandbox: init sent no proxy endpoint")
+		}
+		ln, err := net.FileListener(r.files[0])
+		r.files[0].Close()
+		if err != nil {
+			return fmt.Errorf("local sandbox: proxy endpoint: %w", err)
+		}
+		p, err := egress.New(egress.Config{
+			Allow: s.spec.Network.Allow, Services: s.spec.Network.Services,
+			AllowedPrivateNetworks: s.backend.opts.AllowedPrivateNetworks,
+			Resolver:               s.backend.opts.Resolver, Log: s.spec.Network.Log,
+		})
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		s.proxy = p
+		go p.Serve(ln)
+	} else {
+		closeAll(r.files)
+	}
+	s.cg.reservePids()
+	go s.dispatch()
+	return nil
+}
+
+func (s *session) stderrText() string {
+	lw := s.cmd.Stderr.(*lockedWriter)
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return s.initStderr.String()
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.w.(*bytes.Buffer); ok && b.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}
+
+// dispatch routes supervisor replies to their waiters.
+func (s *session) dispatch() {
+	for {
+		m, files, err := recv(s.super)
+		closeAll(files)
+		if err != nil {
+			s.mu.Lock()
+			s.dead = fmt.Errorf("local sandbox %s: supervisor gone", s.id)
+			for id, ch := range s.waiters {
+				close(ch)
+				delete(s.waiters, id)
+			}
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Lock()
+		ch := s.waiters[m.ID]
+		delete(s.waiters, m.ID)
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	}
+}
+
+// request sends m with files and returns the channel of its reply.
+func (s *session) request(m guest.Message, files ...*os.File) (uint64, chan guest.Message, error) {
+	ch := make(chan guest.Message, 1)
+	s.mu.Lock()
+	if s.dead != nil {
+		s.mu.Unlock()
+		return 0, nil, s.dead
+	}
+	s.nextID++
+	id := s.nextID
+	s.waiters[id] = ch
+	s.mu.Unlock()
+	m.ID = id
+	s.wmu.Lock()
+	err := send(s.super, m, files...)
+	s.wmu.Unlock()
+	if err != nil {
+		s.mu.Lock()
+		delete(s.waiters, id)
+		s.mu.Unlock()
+		return 0, nil, fmt.Errorf("local sandbox %s: %w", s.id, err)
+	}
+	return id, ch, nil
+}
+
+// notify sends a guest.Message that gets no reply.
+func (s *session) notify(m guest.Message) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	send(s.super, m)
+}
+
+func (s *session) env(extra map[string]string) []string {
+	base := map[string]string{
+		"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+		"HOME": sandbox.Root, "USER": "sandbox", "LOGNAME": "sandbox", "SHELL": "/bin/sh",
+		"TMPDIR": "/tmp", "LANG": "C.UTF-8",
+	}
+	if !s.spec.Network.None() {
+		for k, v := range sandbox.ProxyEnv(guest.ProxyPort) {
+			base[k] = v
+		}
+	}
+	for k, v := range s.spec.Env {
+		base[k] = v
+	}
+	return sandbox.MergeEnv(base, extra)
+}
+
+// Exec implements sandbox.Session.
+func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	if len(r.Args) == 0 {
+		return sandbox.ExecResult{}, fmt.Errorf("local sandbox %s: exec: no command", s.id)
+	}
+	for k := range r.Env {
+		if err := sandbox.CheckEnvName(k); err != nil {
+			return sandbox.ExecResult{}, err
+		}
+	}
+	cwd := r.Cwd
+	if cwd == "" {
+		cwd = s.spec.WorkDir
+	} else if err := sandbox.CheckPath(cwd); err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = s.spec.Limits.WallTime
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return sandbox.ExecResult{}, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll([]*os.File{inR, inW, outR, outW})
+		return sandbox.ExecResult{}, err
+	}
+	id, ch, err := s.request(guest.Message{Op: "exec", Args: r.Args, Env: s.env(r.Env), Cwd: cwd, TimeoutNS: int64(timeout)}, inR, outW, errW)
+	closeAll([]*os.File{inR, outW, errW})
+	if err != nil {
+		closeAll([]*os.File{inW, outR, errR})
+		return sandbox.ExecResult{}, err
+	}
+	go func() {
+		if len(r.Stdin) > 0 {
+			inW.Write(r.Stdin)
+		} else if r.StdinReader != nil {
+			io.Copy(inW, r.StdinReader)
+		}
+		inW.Close()
+	}()
+	var stdout, stderr bytes.Buffer
+	var wg sync.WaitGroup
+	copyOut := func(dst *bytes.Buffer, live io.Writer, src *os.File) {
+		defer wg.Done()
+		var w io.Writer = dst
+		if live != nil {
+			w = io.MultiWriter(dst, live)
+		}
+		io.Copy(w, src)
+	}
+	wg.Add(2)
+	go copyOut(&stdout, r.Stdout, outR)
+	go copyOut(&stderr, r.Stderr, errR)
+
+	var m guest.Message
+	var ok bool
+	select {
+	case m, ok = <-ch:
+	case <-ctx.Done():
+		s.notify(guest.Message{Op: "kill", ID: id})
+		select {
+		case m, ok = <-ch:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	// Output pipes close when the command's session is dead; a process that
+	// escaped into its own session could hold them open: bound the wait.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		outR.Close()
+		errR.Close()
+		<-done
+	}
+	outR.Close()
+	errR.Close()
+	res := sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: m.Exit, TimedOut: m.TimedOut}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("local sandbox %s: exec %s: %w", s.id, r.Args[0], ctx.Err())
+	}
+	if !ok {
+		return res, fmt.Errorf("local sandbox %s: exec %s: sandbox died", s.id, r.Args[0])
+	}
+	if m.Err != "" {
+		return res, fmt.Errorf("local sandbox %s: exec %s: %s", s.id, r.Args[0], m.Err)
+	}
+	return res, nil
+}
+
+// Upload implements sandbox.Session: the tree is extracted inside the
+// sandbox by the supervisor, with the agent's permissions.
+func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) error {
+	if err := sandbox.CheckPath(sandboxPath); err != nil {
+		return err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	_, ch, err := s.request(guest.Message{Op: "untar", Path: sandboxPath}, pr)
+	pr.Close()
+	if err != nil {
+		pw.Close()
+		return err
+	}
+	werr := archive.Write(pw, hostPath)
+	pw.Close()
+	m, ok := waitReply(ctx, ch)
+	switch {
+	case werr != nil:
+		return fmt.Errorf("local sandbox %s: upload %s: %w", s.id, hostPath, werr)
+	case !ok:
+		return fmt.Errorf("local sandbox %s: upload %s: sandbox died", s.id, hostPath)
+	case m.Err != "":
+		return fmt.Errorf("local sandbox %s: upload to %s: %s", s.id, sandboxPath, m.Err)
+	}
+	return ctx.Err()
+}
+
+// Download implements sandbox.Session.
+func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
+	if err := sandbox.CheckPath(sandboxPath); err != nil {
+		return err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	_, ch, err := s.request(guest.Message{Op: "tar", Path: sandboxPath}, pw)
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return err
+	}
+	xerr := archive.Extract(pr, hostPath, -1, -1)
+	io.Copy(io.Discard, pr)
+	pr.Close()
+	m, ok := waitReply(ctx, ch)
+	switch {
+	case !ok:
+		return fmt.Errorf("local sandbox %s: download %s: sandbox died", s.id, sandboxPath)
+	case m.Err != "":
+		return fmt.Errorf("local sandbox %s: download %s: %s", s.id, sandboxPath, m.Err)
+	case xerr != nil:
+		return fmt.Errorf("local sandbox %s: download %s: %w", s.id, sandboxPath, xerr)
+	}
+	return ctx.Err()
+}
+
+func waitReply(ctx context.Context, ch chan guest.Message) (guest.Message, bool) {
+	select {
+	case m, ok := <-ch:
+		return m, ok
+	case <-ctx.Done():
+		return guest.Message{Err: ctx.Err().Error()}, true
+	}
+}
+
+// Terminate implements sandbox.Session.
+func (s *session) Terminate(ctx context.Context) error {
+	s.termOnce.Do(func() {
+		var errs []error
+		if s.cmd != nil && s.cmd.Process != nil {
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+		}
+		if s.initCtl != nil {
+			s.initCtl.Close()
+		}
+		if s.super != nil {
+			s.super.Close()
+		}
+		if s.proxy != nil {
+			s.proxy.Close()
+		}
+		if s.cmd != nil && s.cmd.Process != nil {
+			// The pid namespace is gone with its init, but its last tasks
+			// may still be exiting: wait until the cgroups are empty.
+			if err := s.cg.remove(); err != nil {
+				errs = append(errs, err)
+			}
+		} else if s.cg != nil {
+			s.cg.remove()
+		}
+		if s.dir != "" {
+			if err := os.RemoveAll(s.dir); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			s.termErr = fmt.Errorf("local sandbox %s: terminate: %w", s.id, errors.Join(errs...))
+		}
+	})
+	return s.termErr
+}
+
+// UpdateNetwork implements sandbox.NetworkUpdater: it replaces the egress
+// allowlist and services of a session provisioned with network access (the
+// proxy endpoint exists only then). Connections already open are kept.
+func (s *session) UpdateNetwork(ctx context.Context, n sandbox.Network) error {
+	if err := sandbox.CheckNetwork(n); err != nil {
+		return err
+	}
+	if s.proxy == nil {
+		if n.None() {
+			return nil
+		}
+		return fmt.Errorf("%s %s: update network: session was provisioned without network access", "local sandbox", s.id)
+	}
+	return s.proxy.Update(n.Allow, n.Services, s.backend.opts.AllowedPrivateNetworks)
+}
+
+var _ sandbox.NetworkUpdater = (*session)(nil)

@@ -1,0 +1,181 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
+)
+
+func provision(t *testing.T, spec sandbox.Spec) sandbox.Session {
+	t.Helper()
+	b, err := local.New(sandbox.Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Skip(err)
+	}
+	s, err := b.Provision(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Terminate(context.Background()) })
+	return s
+}
+
+func sh(t *testing.T, s sandbox.Session, script string) sandbox.ExecResult {
+	t.Helper()
+	r, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"sh", "-c", script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestHardening checks the layers below the namespaces: unprivileged uid,
+// no capabilities, no_new_privs, seccomp, no new namespaces.
+func TestHardening(t *testing.T) {
+	s := provision(t, sandbox.Spec{})
+	if r := sh(t, s, "id -u; id -g"); string(r.Stdout) != "1000\n1000\n" {
+		t.Errorf("ids inside: %q", r.Stdout)
+	}
+	st := string(sh(t, s, "cat /proc/self/status").Stdout)
+	for _, want := range []string{"CapEff:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"} {
+		if !strings.Contains(st, want) {
+			t.Errorf("status lacks %q", want)
+		}
+	}
+	for _, script := range []string{
+		"unshare -U true", "unshare -r true", "unshare -m true", "unshare -n true",
+		"mount -t tmpfs x /tmp", "echo 1 > /proc/sys/user/max_user_namespaces",
+	} {
+		if r := sh(t, s, script); r.ExitCode == 0 {
+			t.Errorf("%q succeeded inside the sandbox", script)
+		}
+	}
+	// clone3 cannot be filtered by seccomp: the user namespace limit covers it.
+	r, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{sandbox.BinaryPath, "userns", "/bin/true"}, Env: map[string]string{"FULLSEND_SANDBOXTEST_HELPER": "1"}})
+	if err != nil || r.ExitCode == 0 || !strings.Contains(string(r.Stdout), "error") {
+		t.Errorf("new user namespace via clone3: %q %q %v", r.Stdout, r.Stderr, err)
+	}
+	// Host-side identity: never host root.
+	m := fmt.Sprintf("%d.%d", 7000+time.Now().Nanosecond()%1000, os.Getpid())
+	go s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"sleep", m}, Timeout: 10 * time.Second})
+	deadline := time.Now().Add(5 * time.Second)
+	found := false
+	for !found && time.Now().Before(deadline) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err != nil {
+				continue
+			}
+			cl, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if !strings.Contains(string(cl), "sleep\x00"+m) {
+				continue
+			}
+			found = true
+			status, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+			for _, l := range strings.Split(string(status), "\n") {
+				if strings.HasPrefix(l, "Uid:") {
+					f := strings.Fields(l)
+					if os.Getuid() == 0 && f[1] == "0" {
+						t.Errorf("sandboxed process runs as host root: %s", l)
+					}
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !found {
+		t.Errorf("sandboxed process not found on the host")
+	}
+}
+
+// TestEtcMinimal: host identity and secrets in /etc are not visible.
+func TestEtcMinimal(t *testing.T) {
+	s := provision(t, sandbox.Spec{})
+	r := sh(t, s, "ls /etc; cat /etc/passwd")
+	for _, bad := range []string{"shadow", "ssh", "sudoers", "root:x:0:0:root:/root:/bin/bash"} {
+		if strings.Contains(string(r.Stdout), bad) {
+			t.Errorf("/etc exposes %q", bad)
+		}
+	}
+	if !strings.Contains(string(r.Stdout), "sandbox:x:1000") {
+		t.Errorf("generated passwd missing: %q", r.Stdout)
+	}
+	if r := sh(t, s, "test -x /usr/local/bin/fullsend && ! test -w /usr/local/bin/fullsend"); r.ExitCode != 0 {
+		t.Errorf("fullsend binary not read-only executable at %s", sandbox.BinaryPath)
+	}
+}
+
+func TestCapabilities(t *testing.T) {
+	b, err := local.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.Capabilities()
+	if b.Name() != "local" || !c.NetworkAllowlist || !c.Seccomp || !c.PidsLimit || !c.MemoryLimit {
+		t.Errorf("capabilities: %+v", c)
+	}
+}
+
+func TestOpenRegistered(t *testing.T) {
+	b, err := sandbox.Open("local", sandbox.Options{})
+	if err != nil || b.Name() != "local" {
+		t.Errorf("Open(local) = %v, %v", b, err)
+	}
+}
+
+func TestUpdateNetwork(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hi") }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	b, err := local.New(sandbox.Options{TempDir: t.TempDir(), Resolver: sandboxtest.Resolver{}, AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	if err != nil {
+		t.Skip(err)
+	}
+	s, err := b.Provision(context.Background(), sandbox.Spec{Network: sandbox.Network{Allow: []string{"other.test"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Terminate(context.Background())
+	get := func() string {
+		r, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{sandbox.BinaryPath, "get", "http://late.test:" + port + "/"}, Env: map[string]string{"FULLSEND_SANDBOXTEST_HELPER": "1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(r.Stdout)
+	}
+	if got := get(); !strings.HasPrefix(got, "403") {
+		t.Fatalf("before update: %q", got)
+	}
+	nu, ok := s.(sandbox.NetworkUpdater)
+	if !ok {
+		t.Fatal("local session is not a NetworkUpdater")
+	}
+	if err := nu.UpdateNetwork(context.Background(), sandbox.Network{Allow: []string{"late.test:" + port}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); !strings.HasPrefix(got, "200 hi") {
+		t.Errorf("after update: %q", got)
+	}
+	// A session without network cannot gain it.
+	s2, err := b.Provision(context.Background(), sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Terminate(context.Background())
+	if err := s2.(sandbox.NetworkUpdater).UpdateNetwork(context.Background(), sandbox.Network{Allow: []string{"x.test"}}); err == nil {
+		t.Errorf("network added to a none session")
+	}
+}

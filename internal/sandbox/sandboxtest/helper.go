@@ -1,0 +1,80 @@
+package sandboxtest
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// helperEnv switches a re-executed test binary into helper mode: inside a
+// sandbox the test binary is visible as /usr/local/bin/fullsend, so the suite
+// uses it for probes no shell can do portably (TCP dial, HTTP through the
+// proxy).
+const helperEnv = "FULLSEND_SANDBOXTEST_HELPER"
+
+func init() {
+	if os.Getenv(helperEnv) == "" || len(os.Args) < 3 {
+		return
+	}
+	os.Exit(helper(os.Args[1], os.Args[2]))
+}
+
+func helper(op, arg string) int {
+	switch op {
+	case "dial":
+		c, err := net.DialTimeout("tcp", arg, 2*time.Second)
+		if err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		c.Close()
+		fmt.Println("connected")
+		return 0
+	case "userns":
+		// Go starts children with clone3 (pidfd), which seccomp cannot
+		// filter by flags: this probes the kernel-side limit.
+		cmd := exec.Command(arg)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+		if err := cmd.Run(); err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		fmt.Println("created")
+		return 0
+	case "get":
+		tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		resp, err := c.Get(arg)
+		if err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		fmt.Printf("%d %s\n", resp.StatusCode, strings.TrimSpace(string(b)))
+		return 0
+	}
+	fmt.Println("unknown helper op", op)
+	return 2
+}
+
+// Resolver maps every "*.test" name to 127.0.0.1 and fails for the rest, so
+// allowlist tests never leave loopback.
+type Resolver struct{}
+
+// LookupNetIP implements sandbox.Resolver.
+func (Resolver) LookupNetIP(_ context.Context, _ string, host string) ([]netip.Addr, error) {
+	if strings.HasSuffix(strings.TrimSuffix(host, "."), ".test") {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, fmt.Errorf("sandboxtest resolver: no such host %q", host)
+}

@@ -1,0 +1,111 @@
+package scan
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func fuzzSeeds(f *testing.F) {
+	for _, tc := range ruleCases {
+		f.Add([]byte(tc.content))
+	}
+	for _, s := range benignCases {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte("\xff\xfe\x00 invalid \xc3 utf8 \u202e\n\n\r\n"))
+	f.Add([]byte("<!-- unterminated " + override))
+	f.Add([]byte("http://[::ffff:169.254.169.254 http://@ http://0x http:// ://x"))
+}
+
+// FuzzScanners: no scanner panics; every finding's line and column lie
+// inside the content; excerpts and messages are valid UTF-8 with hidden runes
+// made visible; normalisation keeps its offset map consistent.
+func FuzzScanners(f *testing.F) {
+	fuzzSeeds(f)
+	sec, err := NewSecretsScanner()
+	if err != nil {
+		f.Fatal(err)
+	}
+	scanners := []Scanner{NewUnicodeScanner(), NewInjectionScanner(), NewSSRFScanner(nil), sec}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines := bytes.Split(data, []byte("\n"))
+		for _, s := range scanners {
+			fs, err := s.Scan(context.Background(), data, Meta{Path: "fuzz"})
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name(), err)
+			}
+			for _, f := range fs {
+				if f.Line < 1 || f.Line > len(lines) {
+					t.Fatalf("%s %s: line %d of %d", s.Name(), f.Rule, f.Line, len(lines))
+				}
+				if n := utf8.RuneCount(lines[f.Line-1]); f.Column < 1 || f.Column > n+1 {
+					t.Fatalf("%s %s: column %d of %d", s.Name(), f.Rule, f.Column, n+1)
+				}
+				if !utf8.ValidString(f.Excerpt) || !utf8.ValidString(f.Message) {
+					t.Fatalf("%s %s: invalid UTF-8 %q %q", s.Name(), f.Rule, f.Excerpt, f.Message)
+				}
+				for _, r := range f.Excerpt {
+					if hiddenRune(r) && r != utf8.RuneError {
+						t.Fatalf("%s %s: hidden rune U+%04X in excerpt %q", s.Name(), f.Rule, r, f.Excerpt)
+					}
+				}
+			}
+		}
+		norm, offs := normalize(data, 7)
+		if len(norm) != len(offs) {
+			t.Fatalf("normalize: %d bytes, %d offsets", len(norm), len(offs))
+		}
+		for i, o := range offs {
+			if o < 7 || o >= 7+len(data) || (i > 0 && o < offs[i-1]) {
+				t.Fatalf("normalize: offset %d at %d out of order or range", o, i)
+			}
+		}
+	})
+}
+
+// FuzzSecretsPrefilter: the secrets prefilter never hides a match. For a
+// single line, every rule whose regular expression matches it must be
+// admitted by some keyword occurrence (keyword present, cheap check true).
+func FuzzSecretsPrefilter(f *testing.F) {
+	fuzzSeeds(f)
+	for _, s := range []string{
+		"api_key = \"" + fakeGeneric + "\"", "token:" + fakeGeneric, "jira_token => 'abcdefghij0123456789ABCD'",
+		"x s.abcdefghijklmnopqrstuvwx y", "eyJhbGciOiJIUzI1NiJ9x.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijkl",
+		"SK0123456789abcdef0123456789abcdef", "curl -H 'X-Api-Key: abcdefgh12345' https://x", "curl -u user:passw0rd https://x",
+		"kind: Secret\ndata:\n  pw: c2VjcmV0cGFzc3dvcmQ=",
+	} {
+		f.Add([]byte(s))
+	}
+	e, err := sharedSecrets()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 600 {
+			return
+		}
+		admitted := map[int]bool{}
+		e.kw.find(data, func(off, k int) {
+			kwEnd := off + len(e.kw.kws[k])
+			for _, ri := range e.kwRules[k] {
+				if c := e.check[ri]; c == nil || !e.checkKW[ri][e.kw.kws[k]] || c(data, kwEnd) {
+					admitted[ri] = true
+				}
+			}
+		})
+		for ri, r := range e.rules {
+			if e.check[ri] == nil || admitted[ri] || len(r.Keywords) == 0 {
+				continue
+			}
+			if strings.Contains(string(data), "\n") && e.wide[ri] == 0 {
+				continue // single-line rules are judged on single lines
+			}
+			if r.Regex.Match(data) {
+				t.Fatalf("rule %s matches %q but the prefilter refused it", r.RuleID, data)
+			}
+		}
+	})
+}

@@ -1,0 +1,565 @@
+package scan
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Rule ids of the context-injection scanner.
+const (
+	RuleOverride      = "injection/instruction-override"
+	RulePromptLeak    = "injection/system-prompt-exfiltration"
+	RuleRoleHijack    = "injection/role-hijack"
+	RulePipeShell     = "injection/tool-abuse-pipe-to-shell"
+	RuleExfiltrate    = "injection/tool-abuse-exfiltration"
+	RuleHiddenComment = "injection/hidden-comment"
+	RuleBase64        = "injection/base64-payload"
+)
+
+type injPattern struct {
+	anchors []string
+	re      *regexp.Regexp // anchored at the anchor: starts with ^
+	// pre, if set, is a cheap necessary condition for re to match at an
+	// anchor: pre(text, i, end) with i just after the anchor (without a
+	// trailing space) and end the end of the window re reads (injpre.go).
+	pre func(t []byte, i, end int) bool
+}
+
+type injRule struct {
+	id   string
+	what string // human name used in messages
+	pats []injPattern
+}
+
+func pat(anchors []string, re string) injPattern {
+	return injPattern{anchors: anchors, re: regexp.MustCompile(`(?i)^(?:` + re + `)`)}
+}
+
+// withPre adds a necessary condition to a pattern.
+func withPre(p injPattern, pre func(t []byte, i, end int) bool) injPattern {
+	p.pre = pre
+	return p
+}
+
+// injSpan bounds how far a pattern may reach from its anchor.
+const injSpan = 320
+
+// The patterns read normalised text (see normalize): lower case, invisible
+// runes removed, tag characters decoded, look-alikes mapped. Each is
+// anchored at a keyword (the anchor must start a word) so that matching is a
+// cheap, fail-fast test at the few places a keyword occurs. They are tuned
+// against the real agents and skills in the test corpus, which talk about
+// tokens, curl, prompts and injection without being attacks: each pattern
+// needs an imperative aimed at the agent's own instructions or secrets, not
+// just the vocabulary.
+var injRules = []injRule{
+	{id: RuleOverride, what: "instruction override", pats: []injPattern{
+		pat([]string{"ignore", "disregard", "forget", "override", "bypass", "abandon", "neglect"},
+			`(?:ignore|disregard|forget|override|bypass|abandon|neglect)\s+(?:(?:all|any|every|of|the|these|those)\s+)*`+
+				`(?:(?:your|my|previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|safety)\s+|all\s+)`+
+				`(?:[a-z'-]+\s+){0,2}?(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|constraints|context|messages|programming|restrictions)\b`),
+		withPre(pat([]string{"new"}, `new\s+(?:system\s+)?instructions\s*(?:are|follow|:)`), nextWord("system", "instructions")),
+		withPre(pat([]string{"do not", "don't", "never"},
+			`(?:do\s+not|don't|never)\s+follow\s+(?:your|the|any)\s+(?:previous|prior|original|system|initial)\s+(?:instructions|rules|prompt)`), nextWord("follow")),
+	}},
+	{id: RulePromptLeak, what: "system-prompt exfiltration", pats: []injPattern{
+		withPre(pat([]string{"reveal", "print", "show", "output", "repeat", "recite", "dump", "leak", "disclose", "display", "echo", "write out", "tell me", "give me", "share", "copy", "paste", "send", "post", "upload", "return", "list"},
+			`(?:reveal|print|show|output|repeat|recite|dump|leak|disclose|display|echo|write\s+out|tell\s+me|give\s+me|share|copy|paste|send|post|upload|return|list)\s+`+
+				`(?:[a-z'-]+\s+){0,3}?(?:your|the|its|all)\s+(?:[a-z'-]+\s+){0,2}?`+
+				`(?:system\s+(?:prompt|message|instructions)|(?:initial|original|hidden|secret|entire|exact|verbatim)\s+(?:system\s+)?(?:prompt|instructions)|developer\s+(?:message|prompt|instructions)|pre-?prompt|(?:instructions|prompt)\s+(?:above|you\s+were\s+given))`), preLeak),
+		withPre(pat([]string{"what"}, `what\s+(?:is|are|were)\s+your\s+(?:system\s+prompt|(?:initial|original|hidden|exact)\s+(?:prompt|instructions))`), nextWord("is", "are", "were")),
+	}},
+	{id: RuleRoleHijack, what: "role/identity hijack", pats: []injPattern{
+		withPre(pat([]string{"you"}, `you\s+are\s+now\s+(?:an?\s+)?(?:dan\b|unrestricted|unfiltered|uncensored|jailbroken|evil|free\s+(?:from|of)|no\s+longer|in\s+(?:developer|god|dan|jailbreak|unrestricted|admin)\s+mode)`+
+			`|you\s+(?:are|have\s+been)\s+(?:no\s+longer\s+(?:bound|restricted|limited|constrained)|freed|released|liberated)\b`), nextWord("are", "have")),
+		withPre(pat([]string{"enter", "enable", "activate", "switch to", "turn on"}, `(?:enter|enable|activate|switch\s+to|turn\s+on)\s+(?:developer|god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b`),
+			nextWord("developer", "god", "dan", "jailbreak", "unrestricted", "unfiltered")),
+		withPre(pat([]string{"act", "behave", "respond"}, `(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan\b)`), nextWord("as")),
+		withPre(pat([]string{"pretend"}, `pretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan\b|the\s+system|an?\s+admin|root)`), nextWord("to", "you", "that")),
+		pat([]string{"from now on"}, `from\s+now\s+on,?\s+you\s+(?:are|will\s+(?:be|act|ignore|obey)|must\s+(?:ignore|obey))\b`),
+		pat([]string{"your new"}, `your\s+new\s+(?:role|identity|persona|name)\s+is\b`),
+		pat([]string{"do anything now"}, `do\s+anything\s+now\b`),
+	}},
+	{id: RulePipeShell, what: "download piped to a shell", pats: []injPattern{
+		withPre(pat([]string{"curl", "wget", "iwr", "irm", "invoke-webrequest", "invoke-restmethod"},
+			`(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|;&]*\|\s*(?:sudo\s+)?(?:(?:ba|z|k|da|fi|c|tc)?sh|python[23]?|perl|ruby|node|php|iex|invoke-expression)\b`), prePipe),
+		withPre(pat([]string{"sh ", "bash", "zsh", "ksh", "dash", "python", "python2", "python3", "perl", "ruby", "node"},
+			`(?:(?:ba|z|k|da)?sh|python[23]?|perl|ruby|node)\s+(?:-c\s+)?["']?(?:\$\(|<\(|`+"`"+`)\s*(?:curl|wget)\b`), preShellSubst),
+		pat([]string{"iex", "invoke-expression"}, `(?:iex|invoke-expression)\b[^\n]{0,80}(?:downloadstring|iwr|invoke-webrequest|irm|invoke-restmethod)`),
+	}},
+	{id: RuleExfiltrate, what: "secret exfiltration", pats: []injPattern{
+		withPre(pat([]string{"send", "post", "upload", "exfiltrate", "transmit", "forward", "leak", "email", "e-mail", "mail", "share", "paste", "submit", "copy"},
+			`(?:send|post|upload|exfiltrate|transmit|forward|leak|e-?mail|mail|share|paste|submit|copy)\s+(?:[^\s]+\s+){0,4}?`+
+				`(?:tokens?|secrets?|credentials?|passwords?|api[\s_-]?keys?|private\s+keys?|ssh\s+keys?|access\s+keys?|env(?:ironment)?\s+(?:variables?|vars?)|\.env\b|cookies?|session\s+(?:ids?|tokens?)|\$\{?[a-z_]*(?:token|secret|key|password)[a-z_]*\}?)`+
+				`[\s,.]+(?:[^\s]+\s+){0,4}?(?:to|at|into|via)\s+(?:https?://|ftp://|[\w.+-]+@[\w-]+\.|[\w-]+\.(?:com|net|org|io|xyz|ru|cn|sh|site|dev|app|me|tk|top)\b|(?:my|our|this|that|the|an?|external|remote|attacker'?s?|following)\s+(?:[a-z-]+\s+)?(?:server|webhook|endpoint|url|address|email|host|domain|site|bucket|channel|collector|listener)|(?:webhook|pastebin|ngrok|requestbin|interact\.sh|burpcollaborator|discord|telegram))`), preExfil),
+		withPre(pat([]string{"curl", "wget"},
+			`(?:curl|wget)\b[^\n]*?(?:\s-d|--data(?:-binary|-raw|-urlencode)?|\s-F|--form|\s-T|--upload-file|--post-data|--post-file|--body-file)[=\s]+["']?[^\s]*?(?:\$\{?[a-z_]*(?:token|secret|password|passwd|api_?key|private_?key)[a-z_]*\}?|~?/?\.ssh/|/etc/(?:passwd|shadow)|\.env\b|\$\((?:env|printenv|cat\s+[^)]*(?:\.env|\.ssh|credentials))|/proc/self/environ)`), preUpload),
+	}},
+}
+
+// injAnchors finds every anchor; injAnchorPats maps an anchor to its
+// (rule, pattern) pairs.
+var injAnchors, injAnchorPats = func() (*kwMatcher, [][][2]int) {
+	var kws []string
+	var pats [][][2]int
+	for ri, r := range injRules {
+		for pi, p := range r.pats {
+			for _, a := range p.anchors {
+				kws = append(kws, a)
+				pats = append(pats, [][2]int{{ri, pi}})
+			}
+		}
+	}
+	return newKWMatcher(kws), pats
+}()
+
+type injectionScanner struct{}
+
+// NewInjectionScanner returns the context-injection scanner: instruction
+// overrides, system-prompt exfiltration, role hijacks, pipe-to-shell and
+// secret exfiltration, also when hidden in HTML/markdown comments, base64
+// blobs, or with invisible, tag and look-alike characters.
+func NewInjectionScanner() Scanner { return injectionScanner{} }
+
+func (injectionScanner) Name() string { return "injection" }
+
+type injHit struct {
+	rule    int
+	start   int // offset in content
+	end     int
+	text    string // the normalised matched text
+	hidden  bool   // the raw bytes differ from the normalised reading
+	wrapper string // "" | RuleHiddenComment | RuleBase64
+}
+
+// The patterns of one scan may read at most max(minInjectionBudget,
+// injectionBudgetFactor × content size) bytes; content dense enough in
+// anchors to exceed it fails the scan (a critical finding in closed mode)
+// instead of taking minutes.
+const (
+	minInjectionBudget    = 4 << 20
+	injectionBudgetFactor = 32
+)
+
+func (injectionScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Finding, error) {
+	budget := max(minInjectionBudget, injectionBudgetFactor*len(content))
+	limit := budget
+	matchText := func(text []byte, offs []int, base int, raw []byte) []injHit {
+		return matchText(text, offs, base, raw, &budget)
+	}
+	var hits []injHit
+	seen := map[[2]int]bool{}
+	addHit := func(h injHit) {
+		k := [2]int{h.rule, h.start}
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		hits = append(hits, h)
+	}
+	comments := commentRanges(content)
+	inComment := func(off int) bool { return inRanges(comments, off) }
+
+	// Pass 1: the raw text, at every anchor.
+	for _, h := range matchText(content, nil, 0, content) {
+		if !inComment(h.start) {
+			addHit(h)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Pass 2: lines holding a rune that normalises to something else
+	// (invisible, tag, look-alike, compatibility), normalised with a line
+	// either side: there the anchors may be split or disguised.
+	for off := 0; off < len(content); {
+		k := firstSuspicious(content[off:])
+		if k < 0 {
+			break
+		}
+		ws, we := lineWindow(content, off+k)
+		text, offs := normalize(content[ws:we], ws)
+		for _, h := range matchText(text, offs, ws, content) {
+			if !inComment(h.start) {
+				addHit(h)
+			}
+		}
+		off = we + 1
+	}
+	// Pass 3: comment bodies.
+	for _, c := range comments {
+		body := content[c[0]:c[1]]
+		var found []injHit
+		if firstSuspicious(body) >= 0 {
+			text, offs := normalize(body, c[0])
+			found = matchText(text, offs, c[0], content)
+		} else {
+			found = matchText(body, nil, c[0], content)
+		}
+		for _, h := range found {
+			h.wrapper = RuleHiddenComment
+			addHit(h)
+		}
+	}
+	// Pass 4: base64 blobs that decode to text.
+	for _, b := range base64Blobs(content) {
+		dec := decodeBase64Text(content[b[0]:b[1]])
+		if dec == nil {
+			continue
+		}
+		text, _ := normalize(dec, 0)
+		found := matchText(text, nil, 0, nil)
+		if len(found) == 0 {
+			// one more level: base64 inside base64
+			for _, b2 := range base64Blobs(dec) {
+				if d2 := decodeBase64Text(dec[b2[0]:b2[1]]); d2 != nil {
+					t2, _ := normalize(d2, 0)
+					found = append(found, matchText(t2, nil, 0, nil)...)
+				}
+			}
+		}
+		for _, h := range found {
+			h.start, h.end, h.wrapper, h.hidden = b[0], b[1], RuleBase64, false
+			addHit(h)
+			break // one finding per blob
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if budget < 0 {
+		return nil, fmt.Errorf("content too dense in injection keywords to scan in bounded time (work budget of %d bytes exceeded)", limit)
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	ln := newLines(content)
+	var fences [][2]int
+	out := make([]Finding, 0, len(hits))
+	var caps ruleCap
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].start < hits[j].start })
+	for _, h := range hits {
+		r := injRules[h.rule]
+		id := r.id
+		if h.wrapper != "" {
+			id = h.wrapper
+		}
+		if !caps.take(id) {
+			continue
+		}
+		line, col := ln.pos(h.start)
+		f := Finding{Scanner: "injection", Rule: r.id, Severity: Critical, Path: m.Path, Line: line, Column: col,
+			Excerpt: ln.excerpt(h.start, h.end)}
+		if r.id == RulePipeShell && h.wrapper == "" && !h.hidden {
+			if fences == nil {
+				fences = fencedRanges(content)
+			}
+			if inRanges(fences, h.start) && httpsOnly(h.text) {
+				// Documentation showing an install step (a Dockerfile RUN
+				// line) rather than telling the agent to run it.
+				f.Severity = Warning
+			}
+		}
+		quoted := fmt.Sprintf("%q", clip(visibleString(h.text), 120))
+		switch h.wrapper {
+		case RuleHiddenComment:
+			f.Rule = RuleHiddenComment
+			f.Message = fmt.Sprintf("comment hides %s text (%s): %s", r.what, r.id, quoted)
+		case RuleBase64:
+			f.Rule = RuleBase64
+			f.Message = fmt.Sprintf("base64 blob decodes to %s text (%s): %s", r.what, r.id, quoted)
+		default:
+			f.Message = fmt.Sprintf("%s: %s", r.what, quoted)
+			if h.hidden {
+				f.Message += " (disguised with invisible, tag or look-alike characters)"
+			}
+		}
+		out = append(out, f)
+		caps.keep(f)
+	}
+	out = append(out, caps.summaries()...)
+	sortFindings(out)
+	return out, nil
+}
+
+// matchText runs every pattern at each of its anchors in text. offs maps
+// text offsets to content offsets (nil: text is content[base:]); raw is the
+// content, used to tell whether a normalised match was disguised.
+func matchText(text []byte, offs []int, base int, raw []byte, budget *int) []injHit {
+	var out []injHit
+	injAnchors.find(text, func(at, k int) {
+		if *budget < 0 || at > 0 && isWordByte(text[at-1]) {
+			return
+		}
+		// Every anchor is a whole word in its pattern (or ends in a space).
+		if kw := injAnchors.kws[k]; kw[len(kw)-1] != ' ' && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) {
+			return
+		}
+		end := min(len(text), at+injSpan)
+		*budget -= (end - at) * len(injAnchorPats[k])
+		for _, rp := range injAnchorPats[k] {
+			p := &injRules[rp[0]].pats[rp[1]]
+			if p.pre != nil && !p.pre(text, at+len(strings.TrimRight(injAnchors.kws[k], " ")), end) {
+				continue
+			}
+			loc := p.re.FindIndex(text[at:end])
+			if loc == nil {
+				continue
+			}
+			s, e := at+loc[0], at+loc[1]
+			h := injHit{rule: rp[0], text: string(text[s:e])}
+			if offs == nil {
+				h.start, h.end = base+s, base+e
+			} else {
+				h.start = offs[s]
+				_, sz := utf8.DecodeRune(raw[offs[e-1]:])
+				h.end = offs[e-1] + sz
+				h.hidden = !bytes.EqualFold(raw[h.start:h.end], text[s:e])
+			}
+			out = append(out, h)
+		}
+	})
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// lineWindow returns the byte range of the line holding off plus one line
+// either side (phrases wrap in markdown), without the final newline.
+func lineWindow(b []byte, off int) (int, int) {
+	start := bytes.LastIndexByte(b[:off], '\n')
+	if start >= 0 {
+		if p := bytes.LastIndexByte(b[:start], '\n'); p >= 0 {
+			start = p + 1
+		} else {
+			start = 0
+		}
+	} else {
+		start = 0
+	}
+	end := len(b)
+	if i := bytes.IndexByte(b[off:], '\n'); i >= 0 {
+		end = off + i
+		if j := bytes.IndexByte(b[end+1:], '\n'); j >= 0 {
+			end = end + 1 + j
+		} else {
+			end = len(b)
+		}
+	}
+	return start, end
+}
+
+// commentRanges returns the [start, end) ranges of HTML comments
+// (<!-- … -->, an unterminated one runs to the end) and of markdown
+// reference-style comments ([//]: # (…), [comment]: <> (…)), sorted.
+func commentRanges(b []byte) [][2]int {
+	var out [][2]int
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte("<!--"))
+		if i < 0 {
+			break
+		}
+		s := off + i + 4
+		e := bytes.Index(b[s:], []byte("-->"))
+		if e < 0 {
+			out = append(out, [2]int{s, len(b)})
+			break
+		}
+		out = append(out, [2]int{s, s + e})
+		off = s + e + 3
+	}
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte("]: "))
+		if i < 0 {
+			break
+		}
+		at := off + i
+		off = at + 3
+		// The label starts the line and is short: look back at most 256
+		// bytes (a scan back to the line start per "]: " would be
+		// quadratic on one long line).
+		from := max(0, at-256)
+		ls := bytes.LastIndexByte(b[from:at], '\n') + 1 + from
+		if ls == from && from > 0 || ls >= len(b) || b[ls] != '[' {
+			continue
+		}
+		label := b[ls+1 : at]
+		rest := b[at+3:]
+		le := bytes.IndexByte(rest, '\n')
+		if le < 0 {
+			le = len(rest)
+		}
+		line := bytes.TrimSpace(rest[:le])
+		if !(bytes.Equal(label, []byte("//")) || bytes.EqualFold(label, []byte("comment"))) &&
+			!bytes.HasPrefix(line, []byte("# (")) && !bytes.HasPrefix(line, []byte("<> (")) {
+			continue
+		}
+		if bytes.HasPrefix(line, []byte("# ")) || bytes.HasPrefix(line, []byte("<> ")) {
+			out = append(out, [2]int{at + 3, at + 3 + le})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// minBase64 is the shortest run treated as a possible base64 blob (18
+// decoded bytes: long enough for "ignore all previous instructions" to need
+// more, short enough to catch it).
+const minBase64 = 24
+
+var b64Table = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=" {
+		t[c] = true
+	}
+	return t
+}()
+
+// base64Blobs returns the [start, end) ranges of runs of base64 characters
+// at least minBase64 long that contain a digit, '+' or '/', or both cases.
+// It probes every minBase64-th byte first, so prose costs about one load per
+// minBase64 bytes.
+func base64Blobs(b []byte) [][2]int {
+	var out [][2]int
+	for i := 0; i+minBase64 <= len(b); {
+		j := i + minBase64 - 1
+		if !b64Table[b[j]] {
+			i = j + 1
+			continue
+		}
+		k := j
+		for k > i && b64Table[b[k-1]] {
+			k--
+		}
+		if k > i {
+			i = k // b[k-1] breaks the run: a run can only start at k
+			continue
+		}
+		e := j + 1
+		for e < len(b) && b64Table[b[e]] {
+			e++
+		}
+		var upper, lower, other bool
+		for _, c := range b[i:e] {
+			switch {
+			case c >= 'A' && c <= 'Z':
+				upper = true
+			case c >= 'a' && c <= 'z':
+				lower = true
+			default:
+				other = true
+			}
+		}
+		if other || upper && lower {
+			out = append(out, [2]int{i, e})
+		}
+		i = e + 1
+	}
+	return out
+}
+
+// decodeBase64Text decodes a blob (standard or URL alphabet, padded or not)
+// and returns it when it reads as text: at least 16 bytes, valid UTF-8,
+// nearly all printable. Otherwise nil.
+func decodeBase64Text(blob []byte) []byte {
+	s := string(bytes.TrimRight(blob, "="))
+	var dec []byte
+	var err error
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		if dec, err = enc.DecodeString(s); err == nil {
+			break
+		}
+	}
+	if err != nil || len(dec) < 16 || !utf8.Valid(dec) {
+		return nil
+	}
+	printable := 0
+	for _, c := range dec {
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' || c == '\r' || c >= 0x80 {
+			printable++
+		}
+	}
+	if printable*100 < len(dec)*95 {
+		return nil
+	}
+	return dec
+}
+
+// fencedRanges returns the [start, end) byte ranges of fenced code blocks
+// (``` or ~~~ fences at the start of a line, up to the closing fence or the
+// end of the content).
+func fencedRanges(b []byte) [][2]int {
+	var out [][2]int
+	open := -1
+	var fence []byte
+	for off := 0; off < len(b); {
+		le := bytes.IndexByte(b[off:], '\n')
+		end := len(b)
+		if le >= 0 {
+			end = off + le
+		}
+		line := bytes.TrimLeft(b[off:end], " ")
+		if open < 0 {
+			if bytes.HasPrefix(line, []byte("```")) || bytes.HasPrefix(line, []byte("~~~")) {
+				open, fence = end, line[:3]
+			}
+		} else if bytes.HasPrefix(line, fence) {
+			out = append(out, [2]int{open, off})
+			open = -1
+		}
+		off = end + 1
+	}
+	if open >= 0 {
+		out = append(out, [2]int{open, len(b)})
+	}
+	return out
+}
+
+func inRanges(rs [][2]int, off int) bool {
+	i := sort.Search(len(rs), func(i int) bool { return rs[i][1] > off })
+	return i < len(rs) && rs[i][0] <= off
+}
+
+// httpsOnly reports whether every URL in s is https with a host name (not
+// an IP literal) and s names at least one.
+func httpsOnly(s string) bool {
+	n := 0
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '"' || r == '\'' || r == '\t' }) {
+		i := strings.Index(f, "://")
+		if i < 0 {
+			continue
+		}
+		n++
+		if !strings.HasSuffix(f[:i], "https") {
+			return false
+		}
+		auth := f[i+3:]
+		if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+			auth = auth[:j]
+		}
+		host, ok := hostOf(auth)
+		if _, isIP := parseHostIP(host); !ok || isIP {
+			return false
+		}
+	}
+	return n > 0
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Line != fs[j].Line {
+			return fs[i].Line < fs[j].Line
+		}
+		if fs[i].Column != fs[j].Column {
+			return fs[i].Column < fs[j].Column
+		}
+		return fs[i].Rule < fs[j].Rule
+	})
+}

@@ -1,0 +1,219 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/audit"
+)
+
+// Notices the pipeline adds to results.
+const (
+	NoticeMLOff             = "ML prompt-injection layer is off (security.llm_guard.url not set)"
+	NoticeLocalInjectionOff = "context-injection scan is off for local content (security.scan.local.context_injection: false)"
+)
+
+// Pipeline runs every scanner over content under the policy of its origin.
+// It is safe for concurrent use.
+type Pipeline struct {
+	failMode    string
+	local       Policy
+	remote      Policy
+	unicode     Scanner
+	injection   Scanner
+	secrets     Scanner
+	ssrf        Scanner
+	ml          Scanner // nil when not configured
+	notices     []string
+	findingsLog string
+	now         func() time.Time
+}
+
+// New builds a pipeline. It fails on an unknown fail mode, a threshold
+// outside [0,1], or when the secrets rule set cannot be loaded. Policies are
+// tightened, never loosened: remote content always gets the context-injection
+// scan, and a remote ML threshold below DefaultRemoteMLThreshold or below the
+// local one is raised (with a notice).
+func New(o Options) (*Pipeline, error) {
+	p := &Pipeline{failMode: o.FailMode, local: o.Local, remote: o.Remote, now: time.Now}
+	switch p.failMode {
+	case "":
+		p.failMode = FailClosed
+	case FailClosed, FailOpen:
+	default:
+		return nil, fmt.Errorf("scan: fail mode %q: want %q or %q", o.FailMode, FailClosed, FailOpen)
+	}
+	p.notices = append(p.notices, o.Notices...)
+	var err error
+	if p.local.MLThreshold, err = threshold("local", p.local.MLThreshold, DefaultLocalMLThreshold); err != nil {
+		return nil, err
+	}
+	if p.remote.MLThreshold, err = threshold("remote", p.remote.MLThreshold, DefaultRemoteMLThreshold); err != nil {
+		return nil, err
+	}
+	floor := max(DefaultRemoteMLThreshold, p.local.MLThreshold)
+	if p.remote.MLThreshold < floor {
+		p.notices = append(p.notices, fmt.Sprintf("remote ML threshold %.2f raised to %.2f: remote content is never scanned less strictly than local content or the 0.95 floor", p.remote.MLThreshold, floor))
+		p.remote.MLThreshold = floor
+	}
+	if !p.remote.ContextInjection {
+		p.remote.ContextInjection = true // no opt-out for remote content
+	}
+	if !p.local.ContextInjection {
+		p.notices = append(p.notices, NoticeLocalInjectionOff)
+	}
+	p.unicode = NewUnicodeScanner()
+	p.injection = NewInjectionScanner()
+	p.ssrf = NewSSRFScanner(o.AllowedPrivateNetworks)
+	if p.secrets, err = NewSecretsScanner(); err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	if o.LLMGuard.URL == "" {
+		p.notices = append(p.notices, NoticeMLOff)
+	} else {
+		token := ""
+		if o.LLMGuard.TokenEnv != "" && o.Getenv != nil {
+			token = o.Getenv(o.LLMGuard.TokenEnv)
+		}
+		p.ml = NewLLMGuardScanner(o.LLMGuard, token, p.local.MLThreshold, p.remote.MLThreshold, p.failMode)
+	}
+	p.findingsLog = o.FindingsLog
+	return p, nil
+}
+
+func threshold(which string, v, def float64) (float64, error) {
+	if v == 0 {
+		return def, nil
+	}
+	if !(v > 0 && v <= 1) {
+		return 0, fmt.Errorf("scan: %s ML threshold %v: want a number in (0, 1]", which, v)
+	}
+	return v, nil
+}
+
+// FailMode returns the effective fail mode.
+func (p *Pipeline) FailMode() string { return p.failMode }
+
+// Policy returns the effective policy for an origin.
+func (p *Pipeline) Policy(o Origin) Policy {
+	if o == Remote {
+		return p.remote
+	}
+	return p.local
+}
+
+// Scan runs every scanner over content. A scanner error becomes a critical
+// finding (a warning in open mode): a scan that could not run never passes
+// silently. The error return is reserved for a cancelled context and for a
+// findings log that cannot be written.
+func (p *Pipeline) Scan(ctx context.Context, content []byte, m Meta) (*Result, error) {
+	r := &Result{Notices: append([]string(nil), p.notices...)}
+	scanners := []Scanner{p.unicode}
+	if p.Policy(m.Origin).ContextInjection {
+		scanners = append(scanners, p.injection)
+	}
+	scanners = append(scanners, p.secrets, p.ssrf)
+	if p.ml != nil {
+		scanners = append(scanners, p.ml)
+	}
+	for _, s := range scanners {
+		fs, err := s.Scan(ctx, content, m)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			sev := Critical
+			if p.failMode == FailOpen {
+				sev = Warning
+			}
+			fs = []Finding{{Scanner: s.Name(), Rule: s.Name() + "/error", Severity: sev, Path: m.Path,
+				Message: "scanner failed: " + err.Error()}}
+		}
+		r.Findings = append(r.Findings, fs...)
+	}
+	sortFindings(r.Findings)
+	for _, f := range r.Findings {
+		if f.Severity == Critical && p.failMode == FailClosed {
+			r.Blocked = true
+		}
+	}
+	if err := p.record(r.Findings, m, r.Blocked); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// ScanFiles scans a set of files (e.g. a skill directory) in path order as
+// one unit. Each finding's path is m.Path joined with the file name (a URL
+// base gets "/name"). Notices appear once.
+func (p *Pipeline) ScanFiles(ctx context.Context, files map[string][]byte, m Meta) (*Result, error) {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	total := &Result{}
+	seen := map[string]bool{}
+	for _, n := range names {
+		fm := m
+		fm.Path = joinPath(m.Path, n)
+		r, err := p.Scan(ctx, files[n], fm)
+		if r != nil {
+			total.Findings = append(total.Findings, r.Findings...)
+			total.Blocked = total.Blocked || r.Blocked
+			for _, s := range r.Notices {
+				if !seen[s] {
+					seen[s] = true
+					total.Notices = append(total.Notices, s)
+				}
+			}
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func joinPath(base, name string) string {
+	switch {
+	case base == "":
+		return name
+	case strings.Contains(base, "://"):
+		return strings.TrimRight(base, "/") + "/" + name
+	default:
+		return filepath.Join(base, name)
+	}
+}
+
+// FindingRecord is one line of the findings JSONL.
+type FindingRecord struct {
+	Time     time.Time `json:"time"`
+	Origin   Origin    `json:"origin"`
+	Kind     string    `json:"kind,omitempty"`
+	FailMode string    `json:"fail_mode"`
+	Blocked  bool      `json:"blocked"`
+	Finding
+}
+
+// FindingsPath is where findings are logged for a cache directory: beside
+// the audit log.
+func FindingsPath(cacheDir string) string { return filepath.Join(cacheDir, "findings.jsonl") }
+
+func (p *Pipeline) record(fs []Finding, m Meta, blocked bool) error {
+	if p.findingsLog == "" {
+		return nil
+	}
+	now := p.now().UTC()
+	for _, f := range fs {
+		rec := FindingRecord{Time: now, Origin: m.Origin, Kind: m.Kind, FailMode: p.failMode, Blocked: blocked, Finding: f}
+		if err := audit.AppendJSONL(p.findingsLog, rec); err != nil {
+			return fmt.Errorf("findings log: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,878 @@
+package scan
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/detect"
+)
+
+// RuleSecretPrefix prefixes the gitleaks rule id in secret findings
+// ("secrets/github-pat").
+const RuleSecretPrefix = "secrets/"
+
+// secretsEngine wraps one gitleaks detector (default rule set) with a fast
+// prefilter. gitleaks already skips rules whose keywords are absent from a
+// fragment, but on a whole markdown file some keyword ("key", "token", "sk",
+// "s.") is nearly always present, so nearly every rule runs over every byte
+// (≈1 MB/s measured). We instead find keyword occurrences ourselves, run each
+// rule's regular expression only on the lines around its keywords, and hand
+// only the windows where a regular expression matched to gitleaks, which
+// then applies its allowlists, entropy limits, stop words and composite
+// rules as usual.
+type secretsEngine struct {
+	det     *detect.Detector
+	rules   []config.Rule
+	kw      *kwMatcher
+	kwRules [][]int                          // keyword index -> rule indices
+	wide    []int                            // rule index -> lines a match may reach past the keyword's next line
+	check   []func(b []byte, kwEnd int) bool // rule index -> cheap necessary condition at a keyword, or nil
+	checkKW []map[string]bool                // rule index -> keywords the check applies to
+	always  []int                            // rules with a regex and no keyword: run on everything
+	dets    []*detect.Detector               // rule index -> detector holding only that rule (+ rules it requires)
+	reach   []func(b []byte, kwEnd int) int  // rule index -> where a multi-line match must end (the evidence's line), or nil
+}
+
+var (
+	secretsOnce sync.Once
+	secretsEng  *secretsEngine
+	secretsErr  error
+)
+
+// sharedSecrets builds the gitleaks detector once per process: loading its
+// default configuration costs tens of milliseconds and goes through viper's
+// global state.
+func sharedSecrets() (*secretsEngine, error) {
+	secretsOnce.Do(func() {
+		det, err := detect.NewDetectorDefaultConfig()
+		if err != nil {
+			secretsErr = fmt.Errorf("gitleaks default rules: %w", err)
+			return
+		}
+		e := &secretsEngine{det: det}
+		ids := make([]string, 0, len(det.Config.Rules))
+		for id := range det.Config.Rules {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		kwIndex := map[string]int{}
+		var kws []string
+		for _, id := range ids {
+			r := det.Config.Rules[id]
+			if r.Regex == nil {
+				continue // path-only rules (e.g. pkcs12 files): not content
+			}
+			ri := len(e.rules)
+			e.rules = append(e.rules, r)
+			one := config.Config{Rules: map[string]config.Rule{id: r}, Keywords: map[string]struct{}{}, Allowlists: det.Config.Allowlists}
+			for _, req := range r.RequiredRules {
+				if rr, ok := det.Config.Rules[req.RuleID]; ok {
+					one.Rules[req.RuleID] = rr
+				}
+			}
+			for _, rr := range one.Rules {
+				for _, k := range rr.Keywords {
+					one.Keywords[strings.ToLower(k)] = struct{}{}
+				}
+			}
+			e.dets = append(e.dets, detect.NewDetector(one))
+			src := r.Regex.String()
+			wide := 0
+			switch {
+			case strings.Contains(src, "-----"):
+				wide = wideLines // PEM blocks
+			case strings.Contains(src, `[\r\n]`), strings.Contains(src, `(?s`), strings.Contains(src, `\n`):
+				wide = multiLines // e.g. "curl \" continued over lines, YAML blocks
+			}
+			e.wide = append(e.wide, wide)
+			var check func([]byte, int) bool
+			tmplKW := templateKeywords(r)
+			if hc, ok := handChecks[id]; ok && hc.regex == src {
+				check, tmplKW = hc.check, hc.keywords
+			} else if tmplKW != nil {
+				check = assignmentCheck
+				if sh, ok := templateSecretShape(r.Regex.String()); ok {
+					check = sh.check
+				}
+			}
+			e.check = append(e.check, check)
+			var reach func([]byte, int) int
+			if hc, ok := handChecks[id]; ok && hc.regex == src {
+				reach = hc.reach
+			}
+			e.reach = append(e.reach, reach)
+			e.checkKW = append(e.checkKW, tmplKW)
+			if len(r.Keywords) == 0 {
+				e.always = append(e.always, ri)
+				continue
+			}
+			for _, k := range r.Keywords {
+				k = strings.ToLower(k)
+				if len(k) < 2 {
+					e.always = append(e.always, ri)
+					break
+				}
+				ki, ok := kwIndex[k]
+				if !ok {
+					ki = len(kws)
+					kwIndex[k] = ki
+					kws = append(kws, k)
+					e.kwRules = append(e.kwRules, nil)
+				}
+				e.kwRules[ki] = append(e.kwRules[ki], ri)
+			}
+		}
+		e.kw = newKWMatcher(kws)
+		secretsEng = e
+	})
+	return secretsEng, secretsErr
+}
+
+type secretsScanner struct{ e *secretsEngine }
+
+// NewSecretsScanner returns the secrets scanner (gitleaks v8 default rules,
+// used as a library). The rule set is loaded once per process.
+func NewSecretsScanner() (Scanner, error) {
+	e, err := sharedSecrets()
+	if err != nil {
+		return nil, err
+	}
+	return secretsScanner{e}, nil
+}
+
+func (secretsScanner) Name() string { return "secrets" }
+
+// wideLines is how far a window reaches after the keyword line for rules
+// whose matches span many lines (private key blocks).
+const wideLines = 200
+
+// multiLines is the reach of rules whose matches may continue over a few
+// lines (gitleaks' curl rules allow five continuation lines).
+const multiLines = 6
+
+// wideReach bounds multi-line windows in bytes (a private key block is a
+// few KB).
+const wideReach = 64 << 10
+
+// A merged window longer than chunk bytes is read in chunks of that size
+// overlapping by half (Go's regexp uses its fast backtracker only on short
+// inputs, and a keyword-dense line must not cost a window per keyword):
+// matches up to chunk/2 long are always inside one chunk. Rules reaching
+// over lines use longer chunks; private-key windows are not chunked.
+const (
+	chunk     = 1024
+	wideChunk = 4096
+)
+
+// On lines longer than windowBefore+windowAfter a single-line rule sees the
+// bytes around its keyword only. A match reaching further is not seen, and
+// the window's edge can end a match early (a possible false positive on
+// such lines only).
+const (
+	windowBefore = 256
+	windowAfter  = 1024
+)
+
+// The regular expressions of one scan may read at most
+// max(minSecretsBudget, secretsBudgetFactor × content size) bytes of
+// windows. Content dense enough in keywords to exceed it (a denial of
+// service) fails the scan — which the pipeline reports as a critical
+// finding in closed mode — instead of taking minutes.
+const (
+	minSecretsBudget    = 4 << 20
+	secretsBudgetFactor = 24
+)
+
+func (s secretsScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Finding, error) {
+	e := s.e
+	type span struct{ start, end int }
+	windows := make(map[int][]span) // rule -> merged windows in order
+	addWin := func(ri, ws, we int) {
+		w := windows[ri]
+		// Merge overlapping windows; long unions are read in chunks.
+		if n := len(w); n > 0 && ws <= w[n-1].end {
+			if we > w[n-1].end {
+				w[n-1].end = we
+			}
+			return
+		}
+		windows[ri] = append(w, span{ws, we})
+	}
+	budget := max(minSecretsBudget, secretsBudgetFactor*len(content))
+	limit := budget
+	var cur lineCursor
+	cur.b = content
+	e.kw.find(content, func(off, k int) {
+		if budget < 0 {
+			return
+		}
+		ws, we := cur.at(off)
+		kwEnd := off + len(e.kw.kws[k])
+		for _, ri := range e.kwRules[k] {
+			if c := e.check[ri]; c != nil && e.checkKW[ri][e.kw.kws[k]] {
+				budget -= checkCost
+				if e.reach[ri] != nil {
+					budget -= curlReach
+				}
+				if !c(content, kwEnd) {
+					continue
+				}
+			}
+			end := extendLines(content, we, e.wide[ri])
+			if r := e.reach[ri]; r != nil {
+				if at := r(content, kwEnd); at >= 0 {
+					end = max(we, extendLines(content, at, 0))
+				}
+			}
+			if e.wide[ri] == 0 {
+				// very long lines: a window around the keyword
+				addWin(ri, max(ws, off-windowBefore), min(end, kwEnd+windowAfter))
+			} else if e.wide[ri] == multiLines {
+				addWin(ri, ws, min(end, kwEnd+curlReach))
+			} else {
+				addWin(ri, ws, min(end, kwEnd+wideReach))
+			}
+		}
+	})
+	for _, ri := range e.always {
+		addWin(ri, 0, len(content))
+	}
+	// Windows where a rule's regular expression matches go to gitleaks,
+	// with a detector holding only that rule.
+	type cand struct {
+		span
+		rule int
+	}
+	var cands []cand
+	tooDense := fmt.Errorf("content too dense in secret-like patterns to scan in bounded time (work budget of %d bytes exceeded)", limit)
+	if budget < 0 {
+		return nil, tooDense
+	}
+	for ri, ws := range windows {
+		re := e.rules[ri].Regex
+		size := chunk
+		switch e.wide[ri] {
+		case multiLines:
+			size = wideChunk
+		case wideLines:
+			size = wideReach + wideChunk
+		}
+		for _, w := range ws {
+			for cs := w.start; ; cs += size / 2 {
+				ce := min(w.end, cs+size)
+				if budget -= ce - cs; budget < 0 {
+					return nil, tooDense
+				}
+				if re.Match(content[cs:ce]) {
+					cands = append(cands, cand{span{cs, ce}, ri})
+				}
+				if ce == w.end {
+					break
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if len(cands) == 0 {
+		return nil, ctx.Err()
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].start != cands[j].start {
+			return cands[i].start < cands[j].start
+		}
+		return cands[i].rule < cands[j].rule
+	})
+	ln := newLines(content)
+	var out []Finding
+	var caps ruleCap
+	seen := map[string]bool{}
+	for _, c := range cands {
+		w := c.span
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		frag := string(content[w.start:w.end])
+		for _, f := range e.dets[c.rule].DetectContext(ctx, detect.Fragment{Raw: frag, FilePath: m.Path}) {
+			secret := f.Secret
+			if secret == "" {
+				secret = f.Match
+			}
+			at := strings.Index(frag, secret)
+			if at < 0 {
+				at = strings.Index(frag, f.Match)
+			}
+			if at < 0 {
+				at = 0
+			}
+			start := w.start + at
+			key := fmt.Sprintf("%s@%d", f.RuleID, start)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			if !caps.take(RuleSecretPrefix + f.RuleID) {
+				continue
+			}
+			line, col := ln.pos(start)
+			out = append(out, Finding{
+				Scanner: "secrets", Rule: RuleSecretPrefix + f.RuleID, Severity: Critical, Path: m.Path,
+				Line: line, Column: col,
+				Message: fmt.Sprintf("possible secret (%s); value withheld: %s", f.Description, maskSecret(secret)),
+				Excerpt: redactedExcerpt(ln, start, start+len(secret), secret),
+			})
+			caps.keep(out[len(out)-1])
+		}
+	}
+	out = append(out, caps.summaries()...)
+	sortFindings(out)
+	return out, nil
+}
+
+// The "semi-generic" shape most gitleaks rules are generated from:
+//
+//	[\w.-]{0,50}?(?:KEYWORDS)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)…SECRET…
+//
+// A match through the keyword group needs an assignment operator shortly
+// after the keyword, with only [ \t\w.-\s'"] between them.
+const (
+	semiGenericMid = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}`
+	semiGenericOp  = `(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+	semiGenericPre = `[\w.-]{0,50}?(?:`
+)
+
+// templateKeywords returns the rule keywords for which assignmentCheck is a
+// necessary condition, or nil. That holds when one top-level branch of the
+// rule's regex has the semi-generic shape, the keyword is one of its group's
+// alternatives, and every other branch contains, literally, a keyword that
+// is not (so matches of other branches are still found through that keyword,
+// unchecked).
+func templateKeywords(r config.Rule) map[string]bool {
+	branches := topLevelBranches(r.Regex.String())
+	tmpl := -1
+	var group string
+	for i, b := range branches {
+		mid := strings.Index(b, semiGenericMid)
+		if mid < 0 {
+			continue
+		}
+		after := strings.TrimPrefix(b[mid+len(semiGenericMid):], ")")
+		pre := strings.LastIndex(b[:mid], semiGenericPre)
+		if !strings.HasPrefix(after, semiGenericOp) || pre < 0 || tmpl >= 0 {
+			return nil
+		}
+		tmpl, group = i, b[pre+len(semiGenericPre):mid]
+		group = strings.TrimSuffix(group, ")")
+	}
+	if tmpl < 0 {
+		return nil
+	}
+	gre, err := regexp.Compile(`^(?i:` + group + `)$`)
+	if err != nil {
+		return nil
+	}
+	inGroup := map[string]bool{}
+	var others []string
+	for _, k := range r.Keywords {
+		k = strings.ToLower(k)
+		if gre.MatchString(k) {
+			inGroup[k] = true
+		} else {
+			others = append(others, k)
+		}
+	}
+	for i, b := range branches {
+		if i == tmpl {
+			continue
+		}
+		lb, ok := strings.ToLower(b), false
+		for _, k := range others {
+			if strings.Contains(lb, k) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return nil
+		}
+	}
+	if len(inGroup) == 0 {
+		return nil
+	}
+	return inGroup
+}
+
+// topLevelBranches splits a regular expression at its top-level '|'.
+func topLevelBranches(src string) []string {
+	var out []string
+	depth, class, start := 0, false, 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\\':
+			i++
+		case class:
+			if c == ']' {
+				class = false
+			}
+		case c == '[':
+			class = true
+			if i+1 < len(src) && src[i+1] == ']' {
+				i++
+			}
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			out = append(out, src[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, src[start:])
+}
+
+// assignmentCheck: within 64 bytes after the keyword, an assignment operator
+// reached over [ \t\w.-\s'"] only (64 > 20+3 leaves room for a group
+// alternative longer than its keyword).
+func assignmentCheck(b []byte, kwEnd int) bool {
+	lim := min(len(b), kwEnd+64)
+	for o := kwEnd; o < lim; o++ {
+		switch c := b[o]; c {
+		case '=', '>', ':', '|', '?', ',':
+			return true
+		default:
+			if !(isWordByte(c) || c == '.' || c == '-' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == '\'' || c == '"') {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// secretShape is what the secret group of a semi-generic rule needs: at
+// least min bytes, each in class (any byte >= 0x80 is admitted: case
+// folding reaches non-ASCII runes).
+type secretShape struct {
+	min   int
+	class [256]bool
+}
+
+// semiGenericSkip is what the semi-generic shape allows between the
+// operator and the secret group.
+const semiGenericSkip = `[\x60'"\s=]{0,5}(`
+
+// templateSecretShape derives the shape of the secret group of a rule's
+// semi-generic branch (the capture right after the operator), or false
+// when the rule does not have that form or the group is not understood.
+func templateSecretShape(src string) (secretShape, bool) {
+	var sh secretShape
+	i := strings.Index(src, semiGenericOp+semiGenericSkip)
+	if i < 0 || strings.Count(src, semiGenericOp) != 1 {
+		return sh, false
+	}
+	g := i + len(semiGenericOp) + len(semiGenericSkip) - 1 // the '('
+	if g+1 >= len(src) || src[g+1] == '?' {
+		return sh, false
+	}
+	end := -1
+	depth, class := 0, false
+	for j := g; j < len(src) && end < 0; j++ {
+		switch c := src[j]; {
+		case c == '\\':
+			j++
+		case class:
+			if c == ']' {
+				class = false
+			}
+		case c == '[':
+			class = true
+			if j+1 < len(src) && src[j+1] == ']' {
+				j++
+			}
+		case c == '(':
+			depth++
+		case c == ')':
+			if depth--; depth == 0 {
+				end = j + 1
+			}
+		}
+	}
+	if end < 0 {
+		return sh, false
+	}
+	flags := ""
+	if strings.HasPrefix(src, "(?i)") {
+		flags = "(?i)"
+	}
+	if strings.Count(src, "(?i)") != len(flags)/4 {
+		return sh, false // a flag set mid-way: not modelled
+	}
+	re, err := syntax.Parse(flags+src[g:end], syntax.Perl)
+	if err != nil {
+		return sh, false
+	}
+	n, ok := shapeOf(re, &sh.class)
+	if !ok || n < 1 {
+		return sh, false
+	}
+	sh.min = n
+	for c := 0x80; c < 0x100; c++ {
+		sh.class[c] = true
+	}
+	return sh, true
+}
+
+// shapeOf returns the minimum length in runes of re's matches and adds the
+// ASCII bytes they may contain to class; false for constructs it does not
+// model.
+func shapeOf(re *syntax.Regexp, class *[256]bool) (int, bool) {
+	addRune := func(r rune) {
+		if r < 0x80 {
+			class[r] = true
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			addRune(r)
+			if re.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					addRune(f)
+				}
+			}
+		}
+		return len(re.Rune), true
+	case syntax.OpCharClass:
+		for k := 0; k+1 < len(re.Rune); k += 2 {
+			for r := re.Rune[k]; r <= re.Rune[k+1] && r < 0x80; r++ {
+				addRune(r)
+			}
+		}
+		return 1, true
+	case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpEndText, syntax.OpBeginLine, syntax.OpEndLine,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0, true
+	case syntax.OpCapture, syntax.OpPlus:
+		return shapeOf(re.Sub[0], class)
+	case syntax.OpStar, syntax.OpQuest:
+		_, ok := shapeOf(re.Sub[0], class)
+		return 0, ok
+	case syntax.OpRepeat:
+		n, ok := shapeOf(re.Sub[0], class)
+		return n * re.Min, ok
+	case syntax.OpConcat:
+		total := 0
+		for _, sub := range re.Sub {
+			n, ok := shapeOf(sub, class)
+			if !ok {
+				return 0, false
+			}
+			total += n
+		}
+		return total, true
+	case syntax.OpAlternate:
+		least := -1
+		for _, sub := range re.Sub {
+			n, ok := shapeOf(sub, class)
+			if !ok {
+				return 0, false
+			}
+			if least < 0 || n < least {
+				least = n
+			}
+		}
+		return least, true
+	}
+	return 0, false
+}
+
+// check is assignmentCheck plus the secret: after the first operator
+// character (operators are at most four bytes, then up to five quotes,
+// spaces or '='), a run of at least min bytes of the secret's class.
+func (sh *secretShape) check(b []byte, kwEnd int) bool {
+	lim := min(len(b), kwEnd+64)
+	for o := kwEnd; o < lim; o++ {
+		switch c := b[o]; c {
+		case '=', '>', ':', '|', '?', ',':
+			for s := o + 1; s <= o+9 && s < len(b); s++ {
+				n := 0
+				for s+n < len(b) && sh.class[b[s+n]] && n < sh.min {
+					n++
+				}
+				if n >= sh.min {
+					return true
+				}
+			}
+			continue
+		default:
+			if !(isWordByte(c) || c >= 0x80 || c == '.' || c == '-' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == '\'' || c == '"') {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// handChecks are necessary conditions written for hot rules whose keywords
+// are common in prose. Each is used only while the loaded rule's regex is
+// exactly the one it was derived from, and only at hits of the listed
+// keywords.
+var handChecks = map[string]struct {
+	regex    string
+	keywords map[string]bool
+	check    func(b []byte, kwEnd int) bool
+	// reach, if set, returns the offset the match needs to reach (a line
+	// further down), so the window stops at that line instead of the
+	// rule's full multi-line reach.
+	reach func(b []byte, kwEnd int) int
+}{
+	"generic-api-key": {genericAPIKeyRegex, map[string]bool{"access": true, "api": true, "auth": true, "key": true, "credential": true, "creds": true, "passwd": true, "password": true, "secret": true, "token": true}, genericAPIKeyCheck, nil},
+	// \b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))…: "s." needs 24
+	// alphanumerics after it, "hvs." 90 of [\w-].
+	"vault-service-token": {`\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))(?:[\x60'"\s;]|\\[nr]|$)`, map[string]bool{"s.": true, "hvs.": true},
+		func(b []byte, kwEnd int) bool {
+			if kwEnd >= 4 && bytes.EqualFold(b[kwEnd-4:kwEnd], []byte("hvs.")) && runAfter(b, kwEnd, func(c byte) bool { return isWordByte(c) || c == '-' }) >= 90 {
+				return true
+			}
+			return runAfter(b, kwEnd, isAlnum) >= 24
+		}, nil},
+	// \b(ey[a-zA-Z0-9]{17,}\.ey…: 17 alphanumerics then a dot.
+	"jwt": {`\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`, map[string]bool{"ey": true},
+		func(b []byte, kwEnd int) bool {
+			n := runAfter(b, kwEnd, isAlnum)
+			return n >= 17 && kwEnd+n < len(b) && b[kwEnd+n] == '.'
+		}, nil},
+	// curl … -H/--header "Authorization: …" or "…Key: …"/"…Token: …": a
+	// header flag followed by such a header name within the reach of the
+	// rule (five continuation lines).
+	"curl-auth-header": {curlAuthHeaderRegex, map[string]bool{"curl": true},
+		func(b []byte, kwEnd int) bool {
+			// the flag literally, before the regular expression
+			r := b[kwEnd:curlEnd(b, kwEnd)]
+			if !bytes.Contains(r, []byte("-H")) && !bytes.Contains(r, []byte("--header")) {
+				return false
+			}
+			return findAfter(b, kwEnd, curlHeaderFlag) >= 0
+		},
+		func(b []byte, kwEnd int) int { return lastAfter(b, kwEnd, curlHeaderFlag) }},
+	// curl … -u/--user CREDS: a user flag after whitespace.
+	"curl-auth-user": {curlAuthUserRegex, map[string]bool{"curl": true},
+		func(b []byte, kwEnd int) bool {
+			// "-u" or "--user" (which holds "-u") literally first
+			if !bytes.Contains(b[kwEnd:curlEnd(b, kwEnd)], []byte("-u")) {
+				return false
+			}
+			return findAfter(b, kwEnd, curlUserFlag) >= 0
+		},
+		func(b []byte, kwEnd int) int { return lastAfter(b, kwEnd, curlUserFlag) }},
+	// kind: secret … data: (either order, within the rule's 300 bytes).
+	"kubernetes-secret-yaml": {kubeSecretRegex, map[string]bool{"secret": true},
+		func(b []byte, kwEnd int) bool {
+			w := b[max(0, kwEnd-512):min(len(b), kwEnd+512)]
+			return containsFold(w, "kind:") && containsFold(w, "data:")
+		}, nil},
+	// SK[0-9a-fA-F]{32}: upper-case SK and 32 hex digits.
+	"twilio-api-key": {`SK[0-9a-fA-F]{32}`, map[string]bool{"sk": true},
+		func(b []byte, kwEnd int) bool {
+			return b[kwEnd-2] == 'S' && b[kwEnd-1] == 'K' && runAfter(b, kwEnd, isHex) >= 32
+		}, nil},
+}
+
+const (
+	curlAuthHeaderRegex = `\bcurl\b(?:.*?|.*?(?:[\r\n]{1,2}.*?){1,5})[ \t\n\r](?:-H|--header)(?:=|[ \t]{0,5})(?:"(?i)(?:Authorization:[ \t]{0,5}(?:Basic[ \t]([a-z0-9+/]{8,}={0,3})|(?:Bearer|(?:Api-)?Token)[ \t]([\w=~@.+/-]{8,})|([\w=~@.+/-]{8,}))|(?:(?:X-(?:[a-z]+-)?)?(?:Api-?)?(?:Key|Token)):[ \t]{0,5}([\w=~@.+/-]{8,}))"|'(?i)(?:Authorization:[ \t]{0,5}(?:Basic[ \t]([a-z0-9+/]{8,}={0,3})|(?:Bearer|(?:Api-)?Token)[ \t]([\w=~@.+/-]{8,})|([\w=~@.+/-]{8,}))|(?:(?:X-(?:[a-z]+-)?)?(?:Api-?)?(?:Key|Token)):[ \t]{0,5}([\w=~@.+/-]{8,}))')(?:\B|\s|\z)`
+	curlAuthUserRegex   = `\bcurl\b(?:.*|.*(?:[\r\n]{1,2}.*){1,5})[ \t\n\r](?:-u|--user)(?:=|[ \t]{0,5})("(:[^"]{3,}|[^:"]{3,}:|[^:"]{3,}:[^"]{3,})"|'([^:']{3,}:[^']{3,})'|((?:"[^"]{3,}"|'[^']{3,}'|[\w$@.-]+):(?:"[^"]{3,}"|'[^']{3,}'|[\w${}@.-]+)))(?:\s|\z)`
+	kubeSecretRegex     = `(?i)(?:\bkind:[ \t]*["']?\bsecret\b["']?(?s:.){0,200}?\bdata:(?s:.){0,100}?\s+([\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:["']?[a-z0-9+/]{10,}={0,3}["']?|\{\{[ \t\w"|$:=,.-]+}}|""|''))|\bdata:(?s:.){0,100}?\s+([\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:["']?[a-z0-9+/]{10,}={0,3}["']?|\{\{[ \t\w"|$:=,.-]+}}|""|''))(?s:.){0,200}?\bkind:[ \t]*["']?\bsecret\b["']?)`
+)
+
+var (
+	curlHeaderFlag = regexp.MustCompile(`[ \t\n\r](?:-H|--header)(?:=|[ \t]{0,5})["'](?i:authorization:|(?:x-(?:[a-z]+-)?)?(?:api-?)?(?:key|token):)`)
+	curlUserFlag   = regexp.MustCompile(`[ \t\n\r](?:-u|--user)(?:=|[ \t]{0,5})["'\w$@.:-]`)
+)
+
+// curlReach bounds how far after "curl" the curl checks look (the rule
+// allows five continuation lines; on longer text only this much is read).
+// checkCost is what any other check is charged against the scan budget.
+const (
+	curlReach = 2048
+	checkCost = 64
+)
+
+func curlEnd(b []byte, kwEnd int) int {
+	return min(extendLines(b, kwEnd, multiLines), kwEnd+curlReach)
+}
+
+// findAfter returns the end of the first match of re in the reach of a curl
+// rule after kwEnd (the rest of the line and multiLines more), or -1.
+func findAfter(b []byte, kwEnd int, re *regexp.Regexp) int {
+	loc := re.FindIndex(b[kwEnd:curlEnd(b, kwEnd)])
+	if loc == nil {
+		return -1
+	}
+	return kwEnd + loc[1]
+}
+
+// lastAfter returns the end of the last match of re in the reach of a curl
+// rule after kwEnd, or -1: a match of the rule ends on or before the line
+// holding it (the flag and its value sit on one line).
+func lastAfter(b []byte, kwEnd int, re *regexp.Regexp) int {
+	locs := re.FindAllIndex(b[kwEnd:curlEnd(b, kwEnd)], -1)
+	if locs == nil {
+		return -1
+	}
+	return kwEnd + locs[len(locs)-1][1]
+}
+
+func containsFold(b []byte, s string) bool {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if lowerTable[b[i]] == s[0] && bytes.EqualFold(b[i:i+len(s)], []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+func runAfter(b []byte, at int, class func(byte) bool) int {
+	n := 0
+	for at+n < len(b) && class(b[at+n]) {
+		n++
+	}
+	return n
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isHex(c byte) bool { return c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c >= '0' && c <= '9' }
+
+// genericAPIKeyRegex is gitleaks v8.30.1's generic-api-key pattern. Its
+// prefilter below is derived from it and used only while the loaded rule is
+// exactly this pattern.
+const genericAPIKeyRegex = `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`
+
+// genericAPIKeyCheck is a necessary condition for genericAPIKeyRegex to
+// match with its keyword ending at kwEnd: within 23 bytes an assignment
+// operator (= > : | ? ,) preceded only by [ \t\w.-\s'"], and within 10 bytes
+// after it a run of [\w.=+/-] (both secret forms are such runs) with at
+// least 12 distinct bytes (see secretRunDistinct). The generic rule's keywords are common English words; without
+// this the rule's large case-insensitive regex would run on most lines.
+func genericAPIKeyCheck(b []byte, kwEnd int) bool {
+	lim := min(len(b), kwEnd+24)
+	for o := kwEnd; o < lim; o++ {
+		c := b[o]
+		switch c {
+		case '=', '>', ':', '|', '?', ',':
+			for s := o + 1; s <= o+10 && s < len(b); s++ {
+				if secretRunDistinct(b, s) >= 12 {
+					return true
+				}
+			}
+			continue // a longer operator (":=", "=>", "||") or a miss
+		}
+		if !(isWordByte(c) || c == '.' || c == '-' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == '\'' || c == '"') {
+			return false
+		}
+	}
+	return false
+}
+
+// secretRunDistinct counts the distinct bytes in the run of [\w.=+/-]
+// starting at s. The rule's secret is a substring of such a run and must
+// have Shannon entropy above 3.5 bits, which needs more than 2^3.5 ≈ 11.3
+// distinct characters.
+func secretRunDistinct(b []byte, s int) int {
+	var seen [256]bool
+	n := 0
+	for i := s; i < len(b) && i < s+150 && secretByte(b[i]); i++ {
+		if !seen[b[i]] {
+			seen[b[i]] = true
+			n++
+		}
+	}
+	return n
+}
+
+func secretByte(c byte) bool {
+	return isWordByte(c) || c == '.' || c == '=' || c == '-' || c == '+' || c == '/'
+}
+
+// lineCursor gives the bounds of the line holding an offset, in amortised constant time for non-decreasing offsets
+// (a keyword-dense single line must not cost a scan back per keyword).
+type lineCursor struct {
+	b          []byte
+	start, end int // current line [start, end)
+	valid      bool
+}
+
+func (c *lineCursor) at(off int) (int, int) {
+	if !c.valid || off < c.start || off > c.end {
+		if c.valid && off > c.end {
+			c.start = c.end + 1
+			if i := bytes.LastIndexByte(c.b[c.start:off], '\n'); i >= 0 {
+				c.start += i + 1
+			}
+		} else {
+			c.start = bytes.LastIndexByte(c.b[:off], '\n') + 1
+		}
+		c.end = len(c.b)
+		if i := bytes.IndexByte(c.b[off:], '\n'); i >= 0 {
+			c.end = off + i
+		}
+		c.valid = true
+	}
+	return c.start, c.end
+}
+
+// extendLines returns the offset of the end of the n-th line after off.
+func extendLines(b []byte, off, n int) int {
+	for ; n > 0 && off < len(b); n-- {
+		i := bytes.IndexByte(b[off+1:], '\n')
+		if i < 0 {
+			return len(b)
+		}
+		off += 1 + i
+	}
+	return off
+}
+
+// maskSecret shows at most the first four characters of a secret of 16 or
+// more characters (enough to recognise a token type, e.g. "ghp_"), and its
+// length; shorter secrets show nothing.
+func maskSecret(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n >= 16 {
+		return fmt.Sprintf("%s… (%d characters)", visibleString(string(takeRunes([]byte(s), 4))), n)
+	}
+	return fmt.Sprintf("(%d characters)", n)
+}
+
+// redactedExcerpt is the excerpt of the line holding content[start:) with
+// every occurrence of the secret on it replaced by its mask.
+func redactedExcerpt(ln *lines, start, end int, secret string) string {
+	ls, le := ln.bounds(ln.lineOf(start))
+	mask := []byte("<redacted " + maskSecret(secret) + ">")
+	line := ln.content[ls:le]
+	first := secret
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i] // multi-line secret: mask its first line
+	}
+	if first != "" {
+		line = bytes.ReplaceAll(line, []byte(first), mask)
+	}
+	at := bytes.Index(line, mask)
+	if at < 0 {
+		at = 0
+	}
+	sub := newLines(line)
+	return sub.excerpt(at, at+len(mask))
+}
