@@ -20,6 +20,11 @@
 //     this.)
 //   - A short write is reported as an error, never completed by a second
 //     write that another writer's record could land in front of.
+//   - Every append opens the file anew (no descriptor is held between
+//     appends, so a replaced or removed log is never written through a
+//     stale handle). On Unix it is four system calls on a raw descriptor
+//     (open, fstat, write, close); the parent directory is created only
+//     when the open reports it missing.
 //
 // # Failure
 //

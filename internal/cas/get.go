@@ -30,7 +30,7 @@ const getAttempts = 5
 // verification (it has been removed); other errors are I/O errors and leave
 // the entry in place.
 func (s *Store) Get(d ref.Digest) (Entry, error) {
-	return s.get(d, nil)
+	return s.get(d, &readOpts{})
 }
 
 // MaxKeptFile bounds each file GetTreeFiles returns.
@@ -44,7 +44,7 @@ const MaxKeptFile = 1 << 20
 // absent from the map; a file entry is returned with no files (the caller
 // checks Entry.Meta.Type).
 func (s *Store) GetTreeFiles(d ref.Digest, paths ...string) (Entry, map[string][]byte, error) {
-	k := &kept{paths: paths, limit: MaxKeptFile}
+	k := &readOpts{keep: paths, limit: MaxKeptFile}
 	e, err := s.get(d, k)
 	if err != nil {
 		return Entry{}, nil, err
@@ -55,35 +55,43 @@ func (s *Store) GetTreeFiles(d ref.Digest, paths ...string) (Entry, map[string][
 	return e, k.files, nil
 }
 
-// kept names the files whose bytes a read keeps, and collects them.
-type kept struct {
-	paths []string // tree paths; contentName for a file entry's content
+// readOpts are the options of one Get: the files whose bytes the read
+// keeps (it collects them in files). A Get records the use of the entry;
+// a nil *readOpts (Verify) keeps nothing and records nothing.
+type readOpts struct {
+	keep  []string // tree paths; contentName for a file entry's content
 	limit int64    // larger files are not kept
 	files map[string][]byte
+	// touched: read already recorded the use, through its handle on the
+	// entry directory (Entry.LastUsed is set).
+	touched bool
 }
 
 // want is how many bytes of the file p to keep at most (0: do not keep).
-func (k *kept) want(p string) int64 {
-	if k == nil || !slices.Contains(k.paths, p) {
+func (k *readOpts) want(p string) int64 {
+	if k == nil || !slices.Contains(k.keep, p) {
 		return 0
 	}
 	return k.limit
 }
 
-func (k *kept) add(p string, b []byte) {
+func (k *readOpts) add(p string, b []byte) {
 	if k.files == nil {
 		k.files = map[string][]byte{}
 	}
 	k.files[p] = b
 }
 
-func (s *Store) get(d ref.Digest, k *kept) (Entry, error) {
+func (s *Store) get(d ref.Digest, k *readOpts) (Entry, error) {
 	if err := checkDigest(d); err != nil {
 		return Entry{}, fmt.Errorf("cache: %w", err)
 	}
 	e, err := s.verifyEntry(d, k)
 	if err != nil {
 		return Entry{}, err
+	}
+	if k.touched {
+		return e, nil
 	}
 	now := time.Now()
 	if os.Chtimes(e.Dir, now, now) == nil { // best effort: the LRU clock only
@@ -93,10 +101,10 @@ func (s *Store) get(d ref.Digest, k *kept) (Entry, error) {
 }
 
 // verifyEntry reads and verifies d, removing it when corrupt.
-func (s *Store) verifyEntry(d ref.Digest, k *kept) (Entry, error) {
+func (s *Store) verifyEntry(d ref.Digest, k *readOpts) (Entry, error) {
 	for range getAttempts {
 		if k != nil {
-			k.files = nil // nothing of an attempt that failed
+			k.files, k.touched = nil, false // nothing of an attempt that failed
 		}
 		e, id, err := s.read(d, k)
 		var c *corrupt
@@ -146,7 +154,7 @@ type entryFS interface {
 
 // checkEntry verifies the entry whose directory is dir against d, keeping
 // the bytes k asks for.
-func checkEntry(dir entryFS, d ref.Digest, k *kept) (Entry, error) {
+func checkEntry(dir entryFS, d ref.Digest, k *readOpts) (Entry, error) {
 	ents, err := dir.list()
 	if err != nil {
 		return Entry{}, err
@@ -236,7 +244,7 @@ func checkEntry(dir entryFS, d ref.Digest, k *kept) (Entry, error) {
 // walkTree hashes every regular file below dir (the tree path rel, "" for
 // tree/ itself), appending them with tree paths relative to tree/.
 // Anything but directories and regular files makes the entry corrupt.
-func walkTree(dir entryFS, rel string, h hash.Hash, buf []byte, out *[]TreeFile, k *kept) error {
+func walkTree(dir entryFS, rel string, h hash.Hash, buf []byte, out *[]TreeFile, k *readOpts) error {
 	ents, err := dir.list()
 	if err != nil {
 		return err
@@ -459,7 +467,7 @@ func readMeta(dir string) (Metadata, bool) {
 // same user could rewrite after Get. Errors are those of Get; a directory
 // entry is an error naming its type.
 func (s *Store) ReadFile(d ref.Digest) (Entry, []byte, error) {
-	k := &kept{paths: []string{contentName}, limit: math.MaxInt64}
+	k := &readOpts{keep: []string{contentName}, limit: math.MaxInt64}
 	e, err := s.get(d, k)
 	if err != nil {
 		return Entry{}, nil, err

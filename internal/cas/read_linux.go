@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
@@ -44,7 +45,7 @@ const (
 // the directory's identity with a *corrupt error so the caller removes
 // exactly that directory; errChanged when the entry was removed or
 // replaced during the read; ErrNotFound when there is none.
-func (s *Store) read(d ref.Digest, k *kept) (Entry, os.FileInfo, error) {
+func (s *Store) read(d ref.Digest, k *readOpts) (Entry, os.FileInfo, error) {
 	path := s.entryDir(d)
 	fd, err := openat(atFDCWD, path, dirFlags)
 	switch {
@@ -68,15 +69,23 @@ func (s *Store) read(d ref.Digest, k *kept) (Entry, os.FileInfo, error) {
 	root := &fdDir{fd: fd, rel: "."}
 	e, err := checkEntry(root, d, k)
 	if err == nil {
+		defer root.close()
+		e.Dir = path
+		e.setPaths()
+		if k != nil {
+			// Record the use on the directory just verified (best effort:
+			// the LRU clock only; Get falls back to the path).
+			now := time.Now()
+			if touch(fd, now) == nil {
+				e.LastUsed, k.touched = now, true
+				return e, nil, nil
+			}
+		}
 		var st syscall.Stat_t
 		if err := fstat(fd, &st); err != nil {
-			root.close()
 			return Entry{}, nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
 		}
-		root.close()
-		e.Dir = path
 		e.LastUsed = time.Unix(st.Mtim.Unix())
-		e.setPaths()
 		return e, nil, nil
 	}
 	var c *corrupt
@@ -397,6 +406,21 @@ func fstat(fd int, st *syscall.Stat_t) error {
 	for {
 		if err := syscall.Fstat(fd, st); err != syscall.EINTR {
 			return err
+		}
+	}
+}
+
+// touch sets the access and modification times of the open file fd to t
+// (futimens: utimensat with a NULL path).
+func touch(fd int, t time.Time) error {
+	ts := [2]syscall.Timespec{syscall.NsecToTimespec(t.UnixNano()), syscall.NsecToTimespec(t.UnixNano())}
+	for {
+		_, _, e := syscall.Syscall6(syscall.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
+		if e != syscall.EINTR {
+			if e != 0 {
+				return e
+			}
+			return nil
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 // directory's identity with a *corrupt error so the caller removes exactly
 // that directory; errChanged when the entry was removed or replaced during
 // the read; ErrNotFound when there is none.
-func (s *Store) read(d ref.Digest, k *kept) (Entry, os.FileInfo, error) {
+func (s *Store) read(d ref.Digest, k *readOpts) (Entry, os.FileInfo, error) {
 	path := s.entryDir(d)
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -184,35 +184,15 @@ func (c *Config) EffectiveAllowedDomains() []string {
 		}
 	}
 	for _, p := range c.AllowedRemoteResources {
-		add(hostName(p))
+		add(ref.Hostname(p))
 	}
 	for _, f := range c.Forges {
-		web := hostName("https://" + f.Host + "/")
+		web := ref.Hostname("https://" + f.Host + "/")
 		if slices.Contains(out, web) {
-			add(hostName(f.APIURL))
+			add(ref.Hostname(f.APIURL))
 		}
 	}
 	return out
-}
-
-// hostName extracts the host (no port, no brackets) of a canonical URL.
-func hostName(u string) string {
-	rest, ok := strings.CutPrefix(u, "https://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		rest = rest[:i]
-	}
-	if strings.HasPrefix(rest, "[") {
-		if i := strings.IndexByte(rest, ']'); i > 0 {
-			return rest[1:i]
-		}
-	}
-	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
 }
 
 // ignoredKeys are top-level keys of real fullsend config files that belong to

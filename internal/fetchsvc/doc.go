@@ -13,7 +13,9 @@
 // StartIfAllowed starts a Server only for a harness with
 // allow_runtime_fetch: true; otherwise it returns nil and nothing listens
 // (a nil *Server is inert). The server listens on 127.0.0.1 with a port
-// chosen by the kernel, never on a wildcard address. Its Services go into
+// chosen by the kernel, never on a wildcard address, without TCP
+// keep-alive probes (the peer is on this host; read and idle timeouts
+// bound idle connections). Its Services go into
 // the sandbox spec's Network.Services, so the sandbox's egress proxy (its
 // only way out) admits that one runner endpoint; SandboxEnv gives the
 // sandbox FULLSEND_FETCH_URL and FULLSEND_FETCH_TOKEN, through the
@@ -57,10 +59,15 @@
 //     the fetch then fails (so an agent cannot hammer the forge), and a
 //     cache hit takes one too. Only the requested skill counts: its
 //     dependencies are bounded by max_depth and max_resources instead.
-//  4. The tree: from the cache (cas.Store.Get re-verifies every byte), else
-//     forge FetchTree, cas.TreeHash must equal the pin, scan with the
-//     remote policy (blocked in closed fail mode), cas PutTree. Concurrent
-//     requests for one hash share one acquisition.
+//  4. The tree: from the cache (cas.Store.GetTreeFiles: Get, which
+//     re-verifies every byte, also handing back SKILL.md as that
+//     verification read it), else forge FetchTree, cas.TreeHash must equal
+//     the pin, scan with the remote policy (blocked in closed fail mode),
+//     cas PutTree. Concurrent requests for one hash share one acquisition.
+//     A cache hit is not scanned again: only scanned trees are put in the
+//     cache, and the hit is verified to be byte for byte that tree.
+//     SKILL.md (name, dependencies:) is parsed from those verified bytes,
+//     once per tree and run, never re-read from the cache directory.
 //  5. Audit: one entry, fetch_type "runtime", the run's trace id, the
 //     allowlist entry, cache_hit. An audit failure withholds the skill.
 //  6. Dependencies (SKILL.md frontmatter dependencies:) go through

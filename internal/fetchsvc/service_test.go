@@ -755,3 +755,63 @@ func TestConcurrentSameSkillSharesUploads(t *testing.T) {
 		t.Errorf("tree not in place: %q", got)
 	}
 }
+
+// rewritingStore rewrites a tree's SKILL.md on disk right after each
+// verified read, as a racing process could.
+type rewritingStore struct{ *cas.Store }
+
+func (s rewritingStore) GetTreeFiles(d ref.Digest, paths ...string) (cas.Entry, map[string][]byte, error) {
+	e, files, err := s.Store.GetTreeFiles(d, paths...)
+	if err == nil && e.TreePath != "" {
+		if werr := os.WriteFile(e.TreePath+"/SKILL.md", []byte("---\nname: swapped\ndescription: x\n---\n"), 0o600); werr != nil {
+			return e, files, werr
+		}
+	}
+	return e, files, err
+}
+
+// TestSkillMDFromVerifiedBytes: on a cache hit the skill is named from
+// SKILL.md as the cache verification read it, never from a second read of
+// the cache directory.
+func TestSkillMDFromVerifiedBytes(t *testing.T) {
+	r := newRepo()
+	d := r.skill(t, "skills/lint", "python-linting", nil, nil)
+	w := newWorld(t, r)
+	u := pin(w.tree("skills/lint"), d)
+	fetchURL(t, w.start(w.options()), u).want(t, http.StatusOK, "") // cached
+	o := w.options()
+	o.Store = rewritingStore{w.store}
+	a := fetchURL(t, w.start(o), u)
+	a.want(t, http.StatusOK, "")
+	if !a.ok.CacheHit || a.ok.Name != "python-linting" {
+		t.Errorf("cache hit named %q (cache_hit %v), want python-linting from the verified bytes", a.ok.Name, a.ok.CacheHit)
+	}
+}
+
+// plainStore has only the Store interface (no GetTreeFiles).
+type plainStore struct{ s *cas.Store }
+
+func (p plainStore) Get(d ref.Digest) (cas.Entry, error) { return p.s.Get(d) }
+func (p plainStore) PutFile(want ref.Digest, m cas.Metadata, c []byte) (cas.Entry, error) {
+	return p.s.PutFile(want, m, c)
+}
+func (p plainStore) PutTree(want ref.Digest, m cas.Metadata, f map[string][]byte) (cas.Entry, error) {
+	return p.s.PutTree(want, m, f)
+}
+
+// TestStoreWithoutTreeFiles: a Store without GetTreeFiles still serves
+// hits, SKILL.md then read from the verified tree's directory.
+func TestStoreWithoutTreeFiles(t *testing.T) {
+	r := newRepo()
+	d := r.skill(t, "skills/lint", "python-linting", nil, nil)
+	w := newWorld(t, r)
+	u := pin(w.tree("skills/lint"), d)
+	fetchURL(t, w.start(w.options()), u).want(t, http.StatusOK, "") // cached
+	o := w.options()
+	o.Store = plainStore{w.store}
+	a := fetchURL(t, w.start(o), u)
+	a.want(t, http.StatusOK, "")
+	if !a.ok.CacheHit || a.ok.Name != "python-linting" {
+		t.Errorf("answer %+v", a.ok)
+	}
+}

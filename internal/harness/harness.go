@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/fullsend-ai/fullsend/internal/config"
 	"maps"
 	"slices"
 	"sort"
@@ -420,7 +421,7 @@ func (d decoder) env(n *yaml.Node, path string, h *Harness) error {
 		}
 		mp, _ := yamlx.Pairs(d.file, field, kv[1])
 		for _, e := range mp {
-			if !validEnvName(e[0].Value) {
+			if !config.ValidEnvName(e[0].Value) {
 				return d.errf(e[0], field+"."+e[0].Value, yamlx.ErrValue, "%q is not an environment variable name", e[0].Value)
 			}
 		}
@@ -435,19 +436,6 @@ func (d decoder) env(n *yaml.Node, path string, h *Harness) error {
 		h.mark(field, kv[1])
 	}
 	return nil
-}
-
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 func (d decoder) security(n *yaml.Node, path string, h *Harness) error {

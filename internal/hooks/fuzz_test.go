@@ -3,7 +3,6 @@ package hooks
 import (
 	"bytes"
 	"context"
-	"net/netip"
 	"strings"
 	"testing"
 )
@@ -26,29 +25,6 @@ func FuzzCommandNames(f *testing.F) {
 		// without quoting or escapes, a substitution is always live
 		if !strings.ContainsAny(cmd, `'\`) && (strings.Contains(cmd, "$(") || strings.Contains(cmd, "`")) {
 			t.Fatalf("substitution accepted in %q", cmd)
-		}
-	})
-}
-
-func FuzzParseInetAton(f *testing.F) {
-	for _, s := range []string{"127.0.0.1", "2130706433", "0x7f000001", "0177.1", "127.1", "1.2.3", "0x", "00", "4294967296"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		a, ok := parseInetAton(s)
-		if !ok {
-			return
-		}
-		if !a.Is4() {
-			t.Fatalf("%q parsed to non-IPv4 %v", s, a)
-		}
-		// the canonical dotted quad parses to the same address
-		b, ok2 := parseInetAton(a.String())
-		if !ok2 || b != a {
-			t.Fatalf("%q -> %v, canonical form parses to %v %v", s, a, b, ok2)
-		}
-		if c, err := netip.ParseAddr(a.String()); err != nil || c != a {
-			t.Fatalf("%q -> %v does not round-trip through netip", s, a)
 		}
 	})
 }

@@ -22,6 +22,22 @@
 // sees a metadata address behind any of these forms. Invalid addresses are
 // internal (fail closed).
 //
+// # Hosts as written
+//
+// SplitAuthority, HostName, HostAddr, EmbeddedDNSAddr, InternalName and
+// IsHostName are the one parser from a host seen in text or a URL to what a
+// client would connect to; callers never re-parse hosts. HostAddr accepts
+// every literal some client dials without DNS: IPv6 (bracketed, zoned,
+// IPv4-mapped), dotted quads and the inet_aton forms (2130706433,
+// 0x7f000001, 0x7f.1, 0177.0.0.1, 127.1, "0x" = 0), after one round of
+// percent-decoding and with trailing dots removed. EmbeddedDNSAddr reads the
+// address that nip.io, sslip.io, xip.io and traefik.me names spell out
+// (dotted, dashed, 8 hex digits, dashed IPv6). InternalName knows the names
+// that are internal without resolving (localhost and friends, names public
+// DNS points at loopback, *.internal, *.local, *.svc, wildcard-DNS names of
+// internal addresses). When in doubt these functions find an address rather
+// than miss one: they are used to refuse, never to allow.
+//
 // # Host patterns
 //
 // An allowed_domains entry is either an exact host ("github.com", an IPv4

@@ -108,3 +108,27 @@ func CleanLocal(rel string) (string, error) {
 	}
 	return strings.Join(out, "/"), nil
 }
+
+// Hostname returns the host of a canonical https URL without port or IPv6
+// brackets ("" when u is not an https URL). It is the one place URL hosts
+// are extracted for allowlists and prompts; u must already be canonical
+// (Canonicalize), so no further normalisation happens here.
+func Hostname(u string) string {
+	rest, ok := strings.CutPrefix(u, "https://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if strings.HasPrefix(rest, "[") {
+		if i := strings.IndexByte(rest, ']'); i > 0 {
+			return rest[1:i]
+		}
+		return ""
+	}
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}

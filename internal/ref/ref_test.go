@@ -458,3 +458,21 @@ func TestRefString(t *testing.T) {
 		t.Fatalf("round trip: %+v %v", r2, err)
 	}
 }
+
+func TestHostname(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://github.com/o/r":            "github.com",
+		"https://github.com:8443/o":         "github.com",
+		"https://[2001:db8::1]:443/x":       "2001:db8::1",
+		"https://[2001:db8::1]/x":           "2001:db8::1",
+		"https://h.example?q=1":             "h.example",
+		"https://h.example#sha256=ab":       "h.example",
+		"http://github.com/o":               "",
+		"github.com/o":                      "",
+		"https://[2001:db8::1/unterminated": "",
+	} {
+		if got := Hostname(in); got != want {
+			t.Errorf("Hostname(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

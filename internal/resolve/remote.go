@@ -22,7 +22,7 @@ func (r *resolver) resolveRemote(ctx context.Context, target string) (*Result, e
 	if err := rf.RequireDigest(); err != nil {
 		return nil, fmt.Errorf("harness %w", err)
 	}
-	host := hostOf(rf.URL)
+	host := ref.Hostname(rf.URL)
 	if _, ok := netguard.MatchHost(host, r.cfg.EffectiveAllowedDomains()); !ok {
 		return nil, fmt.Errorf("harness %s: host %s is not in security.remote_resources.allowed_domains", rf.URL, host)
 	}
@@ -91,13 +91,13 @@ func (r *resolver) resolveRemote(ctx context.Context, target string) (*Result, e
 // domainsOf lists the hosts a remote harness pulls from: its own and the
 // host of every reference (relative ones resolve to its host).
 func domainsOf(u string, h *harness.Harness) []string {
-	out := []string{hostOf(u)}
+	out := []string{ref.Hostname(u)}
 	add := func(v string) {
 		if v == "" || strings.Contains(v, "${") {
 			return
 		}
 		if rf, err := ref.ResolveRef(u, v); err == nil {
-			if d := hostOf(rf.URL); !slices.Contains(out, d) {
+			if d := ref.Hostname(rf.URL); !slices.Contains(out, d) {
 				out = append(out, d)
 			}
 		}
@@ -107,21 +107,4 @@ func domainsOf(u string, h *harness.Harness) []string {
 		add(fr.Value)
 	}
 	return out
-}
-
-// hostOf returns the host (no port, no brackets) of a canonical URL.
-func hostOf(u string) string {
-	rest := strings.TrimPrefix(u, "https://")
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		rest = rest[:i]
-	}
-	if strings.HasPrefix(rest, "[") {
-		if i := strings.IndexByte(rest, ']'); i > 0 {
-			return rest[1:i]
-		}
-	}
-	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
 }

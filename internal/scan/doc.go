@@ -36,7 +36,11 @@
 // homoglyphs, in comments or in base64 are found, and reported as disguised.
 // The patterns need an imperative aimed at the agent's instructions or
 // secrets, not mere vocabulary: real skills talk about tokens, curl, system
-// prompts and injection defence (the test corpus proves they pass).
+// prompts and injection defence (the test corpus proves they pass). Speed:
+// most patterns have a cheap necessary condition (injpre.go: the next word,
+// a short word walk to the determiner or secret word, a '|' on the line…)
+// checked before the regex; TestInjectionPrechecksNecessary holds each to
+// never refusing a place where its regex matches.
 //
 // secrets ("secrets/<gitleaks rule id>", critical for both origins):
 // gitleaks v8.30.1's default rules used as a library. A secret in a local
@@ -51,7 +55,11 @@
 // hottest rules (an assignment operator after the keyword for gitleaks'
 // generated "semi-generic" rules; hand-written conditions for seven named
 // rules, each active only while the loaded regex is byte-for-byte the one it
-// was derived from). Windows where the regex matches go to a gitleaks
+// was derived from; for the semi-generic rules also a run of the secret's
+// characters, of its minimum length, right after the operator — class and
+// length derived from the rule's own regex with regexp/syntax; the curl
+// rules try their flag expression only where "-H"/"--header" or
+// "-u"/"--user" follows whitespace). Windows where the regex matches go to a gitleaks
 // detector holding only that rule, which applies its allowlists, entropy
 // and stop words. Known difference from running gitleaks on a whole file: a
 // match that does not lie within its keyword's window is not seen.
@@ -123,6 +131,15 @@
 // expressions); content so dense in keywords that it exceeds them fails the
 // scan with an error, which the pipeline turns into a critical finding in
 // closed mode. All other passes are linear in the content size.
+//
+// # Speed
+//
+// The pipeline finds the secrets keywords and the injection anchors in one
+// pass over the content (one matcher holding both sets), and lists the
+// offsets of non-ASCII and control bytes once (reading eight bytes at a
+// time) for the unicode scanner and the injection scanner's search for
+// disguised runes. Line positions are computed only up to the last finding. BenchmarkPipelineMarkdown measures the non-ML
+// pipeline on the corpus markdown.
 //
 // A Pipeline and the scanners are safe for concurrent use. The gitleaks rule
 // set is loaded once per process.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
+	"github.com/fullsend-ai/fullsend/internal/netguard"
 	"regexp"
 	"sort"
 	"strings"
@@ -147,7 +149,16 @@ const (
 	injectionBudgetFactor = 32
 )
 
-func (injectionScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Finding, error) {
+func (sc injectionScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Finding, error) {
+	if len(content) > maxIndexed {
+		return nil, fmt.Errorf("content of %d bytes is too large to scan (limit %d)", len(content), maxIndexed)
+	}
+	return sc.scanHits(ctx, content, m, findHits(injAnchors, content), newSpecialIndex(content))
+}
+
+// scanHits is Scan given the occurrences of the anchors in content (in
+// order) and the index of its marked bytes.
+func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, anchors []kwHit, sp *specialIndex) ([]Finding, error) {
 	budget := max(minInjectionBudget, injectionBudgetFactor*len(content))
 	limit := budget
 	matchText := func(text []byte, offs []int, base int, raw []byte) []injHit {
@@ -167,7 +178,7 @@ func (injectionScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Fin
 	inComment := func(off int) bool { return inRanges(comments, off) }
 
 	// Pass 1: the raw text, at every anchor.
-	for _, h := range matchText(content, nil, 0, content) {
+	for _, h := range matchHits(content, anchors, nil, 0, content, &budget) {
 		if !inComment(h.start) {
 			addHit(h)
 		}
@@ -179,11 +190,11 @@ func (injectionScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Fin
 	// (invisible, tag, look-alike, compatibility), normalised with a line
 	// either side: there the anchors may be split or disguised.
 	for off := 0; off < len(content); {
-		k := firstSuspicious(content[off:])
-		if k < 0 {
+		n := nextSuspicious(sp, off)
+		if n < 0 {
 			break
 		}
-		ws, we := lineWindow(content, off+k)
+		ws, we := lineWindow(content, n)
 		text, offs := normalize(content[ws:we], ws)
 		for _, h := range matchText(text, offs, ws, content) {
 			if !inComment(h.start) {
@@ -292,14 +303,20 @@ func (injectionScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Fin
 // text offsets to content offsets (nil: text is content[base:]); raw is the
 // content, used to tell whether a normalised match was disguised.
 func matchText(text []byte, offs []int, base int, raw []byte, budget *int) []injHit {
+	return matchHits(text, findHits(injAnchors, text), offs, base, raw, budget)
+}
+
+// matchHits is matchText given the anchors' occurrences in text.
+func matchHits(text []byte, anchors []kwHit, offs []int, base int, raw []byte, budget *int) []injHit {
 	var out []injHit
-	injAnchors.find(text, func(at, k int) {
+	for _, ah := range anchors {
+		at, k := int(ah.off), int(ah.kw)
 		if *budget < 0 || at > 0 && isWordByte(text[at-1]) {
-			return
+			continue
 		}
 		// Every anchor is a whole word in its pattern (or ends in a space).
 		if kw := injAnchors.kws[k]; kw[len(kw)-1] != ' ' && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) {
-			return
+			continue
 		}
 		end := min(len(text), at+injSpan)
 		*budget -= (end - at) * len(injAnchorPats[k])
@@ -324,7 +341,7 @@ func matchText(text []byte, offs []int, base int, raw []byte, budget *int) []inj
 			}
 			out = append(out, h)
 		}
-	})
+	}
 	return out
 }
 
@@ -424,11 +441,45 @@ var b64Table = func() (t [256]bool) {
 
 // base64Blobs returns the [start, end) ranges of runs of base64 characters
 // at least minBase64 long that contain a digit, '+' or '/', or both cases.
-// It probes every minBase64-th byte first, so prose costs about one load per
-// minBase64 bytes.
+// Such a run holds no space, control or non-ASCII byte, so it lies in a
+// stretch free of them, which then holds two consecutive eight-byte words
+// free of them: the content is read a word at a time for those (prose has a
+// space in nearly every word), and only such stretches are searched.
 func base64Blobs(b []byte) [][2]int {
+	const (
+		lo7 = 0x7f7f7f7f7f7f7f7f
+		hi  = 0x8080808080808080
+	)
+	free := func(c byte) bool { return c > 0x20 && c < 0x80 }
 	var out [][2]int
-	for i := 0; i+minBase64 <= len(b); {
+	prevFree := false
+	for i := 0; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		isFree := (w&hi | ^(w&lo7+0x5f5f5f5f5f5f5f5f)&hi) == 0 // no byte <= 0x20 or >= 0x80
+		if !isFree || !prevFree {
+			prevFree = isFree
+			continue
+		}
+		s, e := i-8, i+8
+		for s > 0 && free(b[s-1]) {
+			s--
+		}
+		for e < len(b) && free(b[e]) {
+			e++
+		}
+		out = base64Runs(b, s, e, out)
+		prevFree = false
+		i = e - 8 // the next word starts at e
+	}
+	return out
+}
+
+// base64Runs appends the blobs of b[from:to) (see base64Blobs). It probes
+// every minBase64-th byte first, so text costs about one load per
+// minBase64 bytes.
+func base64Runs(b []byte, from, to int, out [][2]int) [][2]int {
+	b = b[:to]
+	for i := from; i+minBase64 <= len(b); {
 		j := i + minBase64 - 1
 		if !b64Table[b[j]] {
 			i = j + 1
@@ -493,28 +544,51 @@ func decodeBase64Text(blob []byte) []byte {
 }
 
 // fencedRanges returns the [start, end) byte ranges of fenced code blocks
-// (``` or ~~~ fences at the start of a line, up to the closing fence or the
-// end of the content).
+// (``` or ~~~ fences at the start of a line, after spaces only, up to the
+// closing fence or the end of the content). It visits only the lines
+// holding a fence string, found with bytes.Index.
 func fencedRanges(b []byte) [][2]int {
 	var out [][2]int
 	open := -1
 	var fence []byte
+	backticks, tildes := []byte("```"), []byte("~~~")
 	for off := 0; off < len(b); {
-		le := bytes.IndexByte(b[off:], '\n')
-		end := len(b)
-		if le >= 0 {
-			end = off + le
-		}
-		line := bytes.TrimLeft(b[off:end], " ")
+		var p int
 		if open < 0 {
-			if bytes.HasPrefix(line, []byte("```")) || bytes.HasPrefix(line, []byte("~~~")) {
-				open, fence = end, line[:3]
+			p = bytes.Index(b[off:], backticks)
+			// A ~~~ fence can only come first if it starts before the
+			// first ``` (or there is none).
+			lim := len(b)
+			if p >= 0 {
+				lim = off + p
 			}
-		} else if bytes.HasPrefix(line, fence) {
-			out = append(out, [2]int{open, off})
-			open = -1
+			if q := bytes.Index(b[off:lim], tildes); q >= 0 {
+				p = q
+			}
+		} else {
+			p = bytes.Index(b[off:], fence)
 		}
-		off = end + 1
+		if p < 0 {
+			break
+		}
+		p += off
+		ls := p
+		for ls > off && b[ls-1] == ' ' {
+			ls--
+		}
+		le := len(b)
+		if i := bytes.IndexByte(b[p:], '\n'); i >= 0 {
+			le = p + i
+		}
+		if ls == off || b[ls-1] == '\n' { // only spaces before it on its line
+			if open < 0 {
+				open, fence = le, b[p:p+3]
+			} else {
+				out = append(out, [2]int{open, ls})
+				open = -1
+			}
+		}
+		off = le + 1
 	}
 	if open >= 0 {
 		out = append(out, [2]int{open, len(b)})
@@ -544,8 +618,8 @@ func httpsOnly(s string) bool {
 		if j := strings.IndexAny(auth, "/?#"); j >= 0 {
 			auth = auth[:j]
 		}
-		host, ok := hostOf(auth)
-		if _, isIP := parseHostIP(host); !ok || isIP {
+		host, _, ok := netguard.SplitAuthority(auth)
+		if _, isIP := netguard.HostAddr(host); !ok || isIP {
 			return false
 		}
 	}

@@ -66,10 +66,41 @@ func preLeak(t []byte, i, end int) bool {
 		}
 		for _, d := range [...]string{"your", "the", "its", "all"} {
 			if hasPrefixFold(t, i, end, d) {
-				if k := i + len(d); k >= end || reSpace(t[k]) || t[k] >= 0x80 {
+				if k := i + len(d); k < end && (t[k] >= 0x80 || reSpace(t[k]) && leakTail(t, k, end)) {
 					return true
 				}
 			}
+		}
+		s := i
+		for i < end && !reSpace(t[i]) {
+			c := t[i]
+			if c >= 0x80 {
+				return true
+			}
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '\'' || c == '-') {
+				return false
+			}
+			i++
+		}
+		if i == s {
+			return false
+		}
+	}
+	return false
+}
+
+// leakTails are how the last part of the leak pattern starts.
+var leakTails = []string{"system", "initial", "original", "hidden", "secret", "entire", "exact", "verbatim", "developer", "pre", "instructions", "prompt"}
+
+// leakTail: \s+ (?:[a-z'-]+\s+){0,2}? then a leak tail.
+func leakTail(t []byte, i, end int) bool {
+	for w := 0; w <= 2; w++ {
+		var ok bool
+		if i, ok = skipSpaces(t, i, end); !ok || i >= end {
+			return false
+		}
+		if t[i] >= 0x80 || anyPrefixFold(t, i, end, leakTails) {
+			return true
 		}
 		s := i
 		for i < end && !reSpace(t[i]) {
@@ -146,25 +177,33 @@ func preShellSubst(t []byte, i, end int) bool {
 	return false
 }
 
-// preUpload: on the rest of the line, '-' followed by d, f, t or '-' (every
-// upload flag of the pattern holds one), or right after the newline ending
-// it "-d", "-f" or "-t" (the \s before those flags may be that newline).
+// uploadFlags are the long flags of the upload pattern, after "--".
+var uploadFlags = []string{"data", "form", "upload-file", "post-data", "post-file", "body-file"}
+
+// preUpload: on the rest of the line (and the newline ending it, which
+// \s may match) one of the pattern's flags: \s-d, \s-f, \s-t or --data,
+// --form, --upload-file, --post-data, --post-file, --body-file.
 func preUpload(t []byte, i, end int) bool {
-	for ; i+1 < end; i++ {
-		if t[i] == '\n' {
-			if i+2 < end && t[i+1] == '-' {
-				switch lowerTable[t[i+2]] {
-				case 'd', 'f', 't':
-					return true
-				}
+	for j := i; j+1 < end; j++ {
+		if t[j] != '-' {
+			if t[j] == '\n' && (j+1 >= end || t[j+1] != '-') {
+				return false
 			}
-			return false
+			continue
 		}
-		if t[i] == '-' {
-			switch lowerTable[t[i+1]] {
-			case 'd', 'f', 't', '-':
+		if j > i && reSpace(t[j-1]) {
+			switch lowerTable[t[j+1]] {
+			case 'd', 'f', 't':
 				return true
 			}
+		}
+		if t[j+1] == '-' && j > i && t[j-1] != '\n' || t[j+1] == '-' && j == i {
+			if anyPrefixFold(t, j+2, end, uploadFlags) {
+				return true
+			}
+		}
+		if j > i && t[j-1] == '\n' {
+			return false // only a short flag may follow the newline
 		}
 	}
 	return false

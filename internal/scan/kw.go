@@ -4,7 +4,8 @@ package scan
 // the injection and secrets scanners: their regular expressions only run
 // near a keyword. Each position costs a rolling three-byte key and two
 // bitset probes: two-byte keywords are looked up by their pair, longer ones
-// by (a hash of) their first three bytes, and only then compared in full.
+// by (a hash of) their first three bytes, then filtered on their fourth
+// byte, and only then compared in full.
 type kwMatcher struct {
 	kws    []string         // lower case, len >= 2
 	pair   [1024]uint64     // bit p: some two-byte keyword is p
@@ -14,6 +15,10 @@ type kwMatcher struct {
 	// sharing a hash share a list.
 	triSlot []uint16
 	triKW   [][]int
+	// triNext[list]: the lower-cased fourth bytes the keywords of triKW[list]
+	// have (every byte when one of them is three bytes long), a second
+	// filter before the keywords are compared.
+	triNext [][4]uint64
 }
 
 var lowerTable = func() (t [256]byte) {
@@ -53,8 +58,15 @@ func newKWMatcher(kws []string) *kwMatcher {
 		if m.triSlot[h] == 0 {
 			m.triKW = append(m.triKW, nil)
 			m.triSlot[h] = uint16(len(m.triKW))
+			m.triNext = append(m.triNext, [4]uint64{})
 		}
-		m.triKW[m.triSlot[h]-1] = append(m.triKW[m.triSlot[h]-1], idx)
+		l := m.triSlot[h] - 1
+		m.triKW[l] = append(m.triKW[l], idx)
+		if len(b) == 3 {
+			m.triNext[l] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+		} else {
+			m.triNext[l][b[3]>>6] |= 1 << (b[3] & 63)
+		}
 	}
 	return m
 }
@@ -71,7 +83,16 @@ func (m *kwMatcher) find(b []byte, fn func(off, kw int)) {
 		if i >= 2 {
 			if th := triHash(h); m.tri[th>>6]&(1<<(th&63)) != 0 {
 				at := i - 2
-				for _, k := range m.triKW[m.triSlot[th]-1] {
+				l := int(m.triSlot[th]) - 1
+				var next byte // the fourth byte; 0 past the end (only three-byte keywords fit)
+				if i+1 < len(b) {
+					next = lowerTable[b[i+1]]
+				}
+				var list []int
+				if i+1 >= len(b) || m.triNext[l][next>>6]&(1<<(next&63)) != 0 {
+					list = m.triKW[l] // else no keyword of the list has this fourth byte
+				}
+				for _, k := range list {
 					kw := m.kws[k]
 					if len(kw) > len(b)-at {
 						continue

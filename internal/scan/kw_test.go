@@ -80,3 +80,60 @@ func TestKWMatcherMatchesNaive(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstSpecialMatchesTable: the word-at-a-time firstSpecial agrees with
+// asciiTable byte by byte.
+func TestFirstSpecialMatchesTable(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, rng.Intn(40))
+		for i := range b {
+			b[i] = byte(0x20 + rng.Intn(0x5f))
+			if rng.Intn(30) == 0 {
+				b[i] = byte(rng.Intn(256))
+			}
+		}
+		want := -1
+		for i, c := range b {
+			if asciiTable[c] {
+				want = i
+				break
+			}
+		}
+		if got := firstSpecial(b); got != want {
+			t.Fatalf("%q: got %d, want %d", b, got, want)
+		}
+	}
+}
+
+// TestSpecialIndexNext: the index answers like firstSpecial, listed or (past
+// maxSpecialList marked bytes) searching, also when asked out of order.
+func TestSpecialIndexNext(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	for _, size := range []int{0, 1, 100, 5000, 3 * maxSpecialList} {
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = byte(0x20 + rng.Intn(0x5f))
+			if size > maxSpecialList || rng.Intn(20) == 0 {
+				b[i] = byte(rng.Intn(256))
+			}
+		}
+		x := newSpecialIndex(b)
+		if size > maxSpecialList && x.offs != nil {
+			t.Fatalf("size %d: %d offsets listed, want the search fallback", size, len(x.offs))
+		}
+		c := x.cursor()
+		for n := 0; n < 2000; n++ {
+			i := rng.Intn(size + 2)
+			want := -1
+			if i < len(b) {
+				if k := firstSpecial(b[i:]); k >= 0 {
+					want = i + k
+				}
+			}
+			if got := c.next(i); got != want {
+				t.Fatalf("size %d: next(%d) = %d, want %d", size, i, got, want)
+			}
+		}
+	}
+}

@@ -120,8 +120,31 @@ func (p *Pipeline) Scan(ctx context.Context, content []byte, m Meta) (*Result, e
 	if p.ml != nil {
 		scanners = append(scanners, p.ml)
 	}
+	// One pass finds the keywords of the secrets scanner and the anchors
+	// of the injection scanner.
+	var secHits, injHits []kwHit
+	sec, secOK := p.secrets.(secretsScanner)
+	inj, injOK := p.injection.(injectionScanner)
+	_, uniOK := p.unicode.(unicodeScanner)
+	indexed := secOK && injOK && len(content) <= maxIndexed
+	var sp *specialIndex
+	if indexed {
+		secHits, injHits = sec.e.kwIndex(content)
+		sp = newSpecialIndex(content)
+	}
 	for _, s := range scanners {
-		fs, err := s.Scan(ctx, content, m)
+		var fs []Finding
+		var err error
+		switch {
+		case indexed && s == p.secrets:
+			fs, err = sec.scanHits(ctx, content, m, secHits)
+		case indexed && s == p.injection:
+			fs, err = inj.scanHits(ctx, content, m, injHits, sp.cursor())
+		case indexed && uniOK && s == p.unicode:
+			fs, err = unicodeScanner{}.scanSpecials(ctx, content, m, sp.cursor())
+		default:
+			fs, err = s.Scan(ctx, content, m)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -368,20 +368,3 @@ func TestAllowedPrivateNetworksSilenceSSRF(t *testing.T) {
 		t.Errorf("metadata allowed through allowed_private_networks: %v", r.Findings)
 	}
 }
-
-func TestParseHostIP(t *testing.T) {
-	for in, want := range map[string]string{
-		"2130706433": "127.0.0.1", "0x7f.1": "127.0.0.1", "0177.0.0.1": "127.0.0.1", "127.1": "127.0.0.1",
-		"0x7f000001": "127.0.0.1", "10.0x10.1": "10.16.0.1", "::ffff:127.0.0.1": "::ffff:127.0.0.1",
-	} {
-		a, ok := parseHostIP(in)
-		if !ok || a.String() != want {
-			t.Errorf("%s: %v %v, want %s", in, a, ok, want)
-		}
-	}
-	for _, in := range []string{"example.com", "1.2.3.4.5", "256.1.1.1", "0x", "08.1.1.1", "4294967296", ""} {
-		if a, ok := parseHostIP(in); ok {
-			t.Errorf("%s: parsed as %v", in, a)
-		}
-	}
-}

@@ -40,6 +40,33 @@ type secretsEngine struct {
 	always  []int                            // rules with a regex and no keyword: run on everything
 	dets    []*detect.Detector               // rule index -> detector holding only that rule (+ rules it requires)
 	reach   []func(b []byte, kwEnd int) int  // rule index -> where a multi-line match must end (the evidence's line), or nil
+	// all holds the keywords of kw followed by the injection anchors, so
+	// the pipeline finds both scanners' keywords in one pass (kwIndex).
+	all *kwMatcher
+}
+
+// kwHit is one keyword occurrence: offset and keyword index.
+type kwHit struct{ off, kw int32 }
+
+// kwIndex finds the secrets keywords and the injection anchors of content
+// in one pass; sec indexes e.kw's keywords, inj injAnchors' ones.
+func (e *secretsEngine) kwIndex(content []byte) (sec, inj []kwHit) {
+	n := len(e.kw.kws)
+	e.all.find(content, func(off, k int) {
+		if k < n {
+			sec = append(sec, kwHit{int32(off), int32(k)})
+		} else {
+			inj = append(inj, kwHit{int32(off), int32(k - n)})
+		}
+	})
+	return sec, inj
+}
+
+// findHits lists the occurrences of m's keywords in b.
+func findHits(m *kwMatcher, b []byte) []kwHit {
+	var out []kwHit
+	m.find(b, func(off, k int) { out = append(out, kwHit{int32(off), int32(k)}) })
+	return out
 }
 
 var (
@@ -132,6 +159,7 @@ func sharedSecrets() (*secretsEngine, error) {
 			}
 		}
 		e.kw = newKWMatcher(kws)
+		e.all = newKWMatcher(append(append([]string(nil), kws...), injAnchors.kws...))
 		secretsEng = e
 	})
 	return secretsEng, secretsErr
@@ -193,6 +221,18 @@ const (
 )
 
 func (s secretsScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Finding, error) {
+	if len(content) > maxIndexed {
+		return nil, fmt.Errorf("content of %d bytes is too large to scan (limit %d)", len(content), maxIndexed)
+	}
+	return s.scanHits(ctx, content, m, findHits(s.e.kw, content))
+}
+
+// maxIndexed bounds content for the int32 offsets of kwHit.
+const maxIndexed = 1<<31 - 1
+
+// scanHits is Scan given the occurrences of the engine's keywords in
+// content (in order).
+func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hits []kwHit) ([]Finding, error) {
 	e := s.e
 	type span struct{ start, end int }
 	windows := make(map[int][]span) // rule -> merged windows in order
@@ -211,10 +251,11 @@ func (s secretsScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Fin
 	limit := budget
 	var cur lineCursor
 	cur.b = content
-	e.kw.find(content, func(off, k int) {
+	for _, h := range hits {
 		if budget < 0 {
-			return
+			break
 		}
+		off, k := int(h.off), int(h.kw)
 		ws, we := cur.at(off)
 		kwEnd := off + len(e.kw.kws[k])
 		for _, ri := range e.kwRules[k] {
@@ -242,7 +283,7 @@ func (s secretsScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Fin
 				addWin(ri, ws, min(end, kwEnd+wideReach))
 			}
 		}
-	})
+	}
 	for _, ri := range e.always {
 		addWin(ri, 0, len(content))
 	}
@@ -604,6 +645,9 @@ func (sh *secretShape) check(b []byte, kwEnd int) bool {
 	for o := kwEnd; o < lim; o++ {
 		switch c := b[o]; c {
 		case '=', '>', ':', '|', '?', ',':
+			if !opStart(b, o) {
+				continue
+			}
 			for s := o + 1; s <= o+9 && s < len(b); s++ {
 				n := 0
 				for s+n < len(b) && sh.class[b[s+n]] && n < sh.min {
@@ -612,6 +656,9 @@ func (sh *secretShape) check(b []byte, kwEnd int) bool {
 				if n >= sh.min {
 					return true
 				}
+				if !opSkip(b[s]) {
+					break // the secret starts at the first other byte
+				}
 			}
 			continue
 		default:
@@ -619,6 +666,29 @@ func (sh *secretShape) check(b []byte, kwEnd int) bool {
 				return false
 			}
 		}
+	}
+	return false
+}
+
+// opStart reports whether an operator of the semi-generic shape
+// (=|>|:{1,3}=|\|\||:|=>|\?=|,) can start at b[o]: '|' only as "||", '?'
+// only as "?=".
+func opStart(b []byte, o int) bool {
+	switch b[o] {
+	case '|':
+		return o+1 < len(b) && b[o+1] == '|'
+	case '?':
+		return o+1 < len(b) && b[o+1] == '='
+	}
+	return true
+}
+
+// opSkip reports whether c may sit between an operator's first byte and
+// the secret: the rest of the operator or [\x60'"\s=].
+func opSkip(c byte) bool {
+	switch c {
+	case '=', '>', ':', '|', '?', ',', '`', '\'', '"', ' ', '\t', '\n', '\r', '\f', '\v':
+		return true
 	}
 	return false
 }
@@ -658,20 +728,12 @@ var handChecks = map[string]struct {
 	"curl-auth-header": {curlAuthHeaderRegex, map[string]bool{"curl": true},
 		func(b []byte, kwEnd int) bool {
 			// the flag literally, before the regular expression
-			r := b[kwEnd:curlEnd(b, kwEnd)]
-			if !bytes.Contains(r, []byte("-H")) && !bytes.Contains(r, []byte("--header")) {
-				return false
-			}
 			return findAfter(b, kwEnd, curlHeaderFlag) >= 0
 		},
 		func(b []byte, kwEnd int) int { return lastAfter(b, kwEnd, curlHeaderFlag) }},
 	// curl … -u/--user CREDS: a user flag after whitespace.
 	"curl-auth-user": {curlAuthUserRegex, map[string]bool{"curl": true},
 		func(b []byte, kwEnd int) bool {
-			// "-u" or "--user" (which holds "-u") literally first
-			if !bytes.Contains(b[kwEnd:curlEnd(b, kwEnd)], []byte("-u")) {
-				return false
-			}
 			return findAfter(b, kwEnd, curlUserFlag) >= 0
 		},
 		func(b []byte, kwEnd int) int { return lastAfter(b, kwEnd, curlUserFlag) }},
@@ -694,10 +756,53 @@ const (
 	kubeSecretRegex     = `(?i)(?:\bkind:[ \t]*["']?\bsecret\b["']?(?s:.){0,200}?\bdata:(?s:.){0,100}?\s+([\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:["']?[a-z0-9+/]{10,}={0,3}["']?|\{\{[ \t\w"|$:=,.-]+}}|""|''))|\bdata:(?s:.){0,100}?\s+([\w.-]+:(?:[ \t]*(?:\||>[-+]?)\s+)?[ \t]*(?:["']?[a-z0-9+/]{10,}={0,3}["']?|\{\{[ \t\w"|$:=,.-]+}}|""|''))(?s:.){0,200}?\bkind:[ \t]*["']?\bsecret\b["']?)`
 )
 
+// curlFlag is a curl option followed by what the rule needs after it. re
+// starts with [ \t\n\r] and then -<short> or <long> (case-sensitive), so
+// a match can only start right before a '-' that begins one of them; at
+// such places only, the anchored copy of re is tried.
+type curlFlag struct {
+	re    *regexp.Regexp
+	short byte
+	long  string
+}
+
+func newCurlFlag(short byte, long, rest string) *curlFlag {
+	return &curlFlag{
+		re:    regexp.MustCompile(`^[ \t\n\r](?:-` + string(short) + `|` + long + `)` + rest),
+		short: short,
+		long:  long,
+	}
+}
+
 var (
-	curlHeaderFlag = regexp.MustCompile(`[ \t\n\r](?:-H|--header)(?:=|[ \t]{0,5})["'](?i:authorization:|(?:x-(?:[a-z]+-)?)?(?:api-?)?(?:key|token):)`)
-	curlUserFlag   = regexp.MustCompile(`[ \t\n\r](?:-u|--user)(?:=|[ \t]{0,5})["'\w$@.:-]`)
+	curlHeaderFlag = newCurlFlag('H', "--header", `(?:=|[ \t]{0,5})["'](?i:authorization:|(?:x-(?:[a-z]+-)?)?(?:api-?)?(?:key|token):)`)
+	curlUserFlag   = newCurlFlag('u', "--user", `(?:=|[ \t]{0,5})["'\w$@.:-]`)
 )
+
+// matches calls fn with the end of each successive non-overlapping match
+// of f in r (as regexp's FindAll would), until fn returns false.
+func (f *curlFlag) matches(r []byte, fn func(end int) bool) {
+	for j := 1; j < len(r); j++ {
+		k := bytes.IndexByte(r[j:], '-')
+		if k < 0 {
+			return
+		}
+		j += k
+		if c := r[j-1]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			continue
+		}
+		if !(j+1 < len(r) && r[j+1] == f.short) && !bytes.HasPrefix(r[j:], []byte(f.long)) {
+			continue
+		}
+		if loc := f.re.FindIndex(r[j-1:]); loc != nil {
+			end := j - 1 + loc[1]
+			if !fn(end) {
+				return
+			}
+			j = end // the next match starts at or after end: j++ follows
+		}
+	}
+}
 
 // curlReach bounds how far after "curl" the curl checks look (the rule
 // allows five continuation lines; on longer text only this much is read).
@@ -713,23 +818,19 @@ func curlEnd(b []byte, kwEnd int) int {
 
 // findAfter returns the end of the first match of re in the reach of a curl
 // rule after kwEnd (the rest of the line and multiLines more), or -1.
-func findAfter(b []byte, kwEnd int, re *regexp.Regexp) int {
-	loc := re.FindIndex(b[kwEnd:curlEnd(b, kwEnd)])
-	if loc == nil {
-		return -1
-	}
-	return kwEnd + loc[1]
+func findAfter(b []byte, kwEnd int, f *curlFlag) int {
+	at := -1
+	f.matches(b[kwEnd:curlEnd(b, kwEnd)], func(end int) bool { at = kwEnd + end; return false })
+	return at
 }
 
 // lastAfter returns the end of the last match of re in the reach of a curl
 // rule after kwEnd, or -1: a match of the rule ends on or before the line
 // holding it (the flag and its value sit on one line).
-func lastAfter(b []byte, kwEnd int, re *regexp.Regexp) int {
-	locs := re.FindAllIndex(b[kwEnd:curlEnd(b, kwEnd)], -1)
-	if locs == nil {
-		return -1
-	}
-	return kwEnd + locs[len(locs)-1][1]
+func lastAfter(b []byte, kwEnd int, f *curlFlag) int {
+	at := -1
+	f.matches(b[kwEnd:curlEnd(b, kwEnd)], func(end int) bool { at = kwEnd + end; return true })
+	return at
 }
 
 func containsFold(b []byte, s string) bool {
@@ -772,9 +873,15 @@ func genericAPIKeyCheck(b []byte, kwEnd int) bool {
 		c := b[o]
 		switch c {
 		case '=', '>', ':', '|', '?', ',':
+			if !opStart(b, o) {
+				continue
+			}
 			for s := o + 1; s <= o+10 && s < len(b); s++ {
 				if secretRunDistinct(b, s) >= 12 {
 					return true
+				}
+				if !opSkip(b[s]) {
+					break // the secret starts at the first other byte
 				}
 			}
 			continue // a longer operator (":=", "=>", "||") or a miss

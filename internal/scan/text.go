@@ -9,10 +9,12 @@ import (
 )
 
 // lines maps byte offsets of one content to 1-based line and rune column.
-// It is built lazily: most content produces no finding.
+// It is built lazily and only as far as asked: most content produces no
+// finding, or few near the start.
 type lines struct {
 	content []byte
-	starts  []int // byte offset of the first byte of every line
+	starts  []int // byte offset of the first byte of every line found so far
+	done    bool  // starts holds every line
 	// last position computed: pos counts runes from there when the next
 	// offset is further along the same line (findings come in order).
 	lastOff, lastLine, lastCol int
@@ -20,26 +22,25 @@ type lines struct {
 
 func newLines(content []byte) *lines { return &lines{content: content} }
 
-func (l *lines) build() {
-	if l.starts != nil {
-		return
+// grow finds line starts until one lies beyond off or the content ends.
+func (l *lines) grow(off int) {
+	if l.starts == nil {
+		l.starts = make([]int, 1, 64)
 	}
-	l.starts = make([]int, 1, 64)
-	b := l.content
-	off := 0
-	for {
-		i := bytes.IndexByte(b[off:], '\n')
+	for !l.done && l.starts[len(l.starts)-1] <= off {
+		last := l.starts[len(l.starts)-1]
+		i := bytes.IndexByte(l.content[last:], '\n')
 		if i < 0 {
+			l.done = true
 			break
 		}
-		off += i + 1
-		l.starts = append(l.starts, off)
+		l.starts = append(l.starts, last+i+1)
 	}
 }
 
 // lineOf returns the 0-based line index holding byte offset off.
 func (l *lines) lineOf(off int) int {
-	l.build()
+	l.grow(off)
 	return sort.Search(len(l.starts), func(i int) bool { return l.starts[i] > off }) - 1
 }
 
@@ -65,9 +66,12 @@ func (l *lines) pos(off int) (line, col int) {
 // bounds returns the byte range [start, end) of the 0-based line i, without
 // its newline.
 func (l *lines) bounds(i int) (int, int) {
-	l.build()
 	if i < 0 {
 		i = 0
+	}
+	l.grow(0)
+	for !l.done && i+1 >= len(l.starts) {
+		l.grow(l.starts[len(l.starts)-1])
 	}
 	if i >= len(l.starts) {
 		i = len(l.starts) - 1

@@ -2,7 +2,11 @@ package scan
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -96,9 +100,33 @@ var asciiTable = func() (t [256]bool) {
 }()
 
 // firstSpecial returns the offset of the first byte asciiTable marks, or -1.
+// It reads eight bytes at a time and computes the marked bytes of a word
+// exactly (no carries cross bytes: each byte is tested on its low seven
+// bits after masking).
 func firstSpecial(b []byte) int {
-	for i, c := range b {
-		if asciiTable[c] {
+	const (
+		lo7  = 0x7f7f7f7f7f7f7f7f
+		hi   = 0x8080808080808080
+		ones = 0x0101010101010101
+	)
+	// zero returns the high bit of every zero byte of x (x < 0x80 per byte).
+	zero := func(x uint64) uint64 { return ^((x + lo7) | x) & hi }
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		w7 := w & lo7
+		ctl := ^(w7 + 0x6060606060606060) & hi // low seven bits < 0x20
+		if w&hi|ctl|(w7+ones)&hi == 0 {
+			continue // printable ASCII only (w7+1 carries into bit 7 only for 0x7f)
+		}
+		ok := zero(w7^(ones*'\t')) | zero(w7^(ones*'\n')) | zero(w7^(ones*'\r'))
+		mark := w&hi | zero(w7^lo7) | ctl&^ok
+		if mark != 0 {
+			return i + bits.TrailingZeros64(mark)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if asciiTable[b[i]] {
 			return i
 		}
 	}
@@ -114,8 +142,13 @@ func NewUnicodeScanner() Scanner { return unicodeScanner{} }
 
 func (unicodeScanner) Name() string { return "unicode" }
 
-func (unicodeScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Finding, error) {
-	first := firstSpecial(content)
+func (sc unicodeScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Finding, error) {
+	return sc.scanSpecials(ctx, content, m, newSpecialIndex(content))
+}
+
+// scanSpecials is Scan given the index of content's marked bytes.
+func (unicodeScanner) scanSpecials(ctx context.Context, content []byte, m Meta, sp *specialIndex) ([]Finding, error) {
+	first := sp.next(0)
 	if first < 0 {
 		return nil, nil
 	}
@@ -138,10 +171,12 @@ func (unicodeScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Findi
 		if i&0xffff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		c := content[i]
-		if !asciiTable[c] {
-			i++
-			continue
+		if !asciiTable[content[i]] {
+			n := sp.next(i)
+			if n < 0 {
+				break
+			}
+			i = n
 		}
 		r, sz := utf8.DecodeRune(content[i:])
 		if r == utf8.RuneError && sz == 1 {
@@ -188,7 +223,7 @@ func (unicodeScanner) Scan(ctx context.Context, content []byte, m Meta) ([]Findi
 		}
 		i = j
 	}
-	out = append(out, wordFindings(content, first, ln, m, &caps)...)
+	out = append(out, wordFindings(content, first, ln, m, &caps, sp)...)
 	out = append(out, caps.summaries()...)
 	sortFindings(out)
 	return out, nil
@@ -271,7 +306,7 @@ func isASCIIAlnum(r rune) bool {
 // compatibility characters (fullwidth, mathematical, circled letters) whose
 // NFKC form is plain ASCII. Only words containing a non-ASCII rune are
 // looked at.
-func wordFindings(content []byte, from int, ln *lines, m Meta, caps *ruleCap) []Finding {
+func wordFindings(content []byte, from int, ln *lines, m Meta, caps *ruleCap, sp *specialIndex) []Finding {
 	var out []Finding
 	i := from
 	// Back up to the start of the word holding the first special byte.
@@ -288,10 +323,11 @@ func wordFindings(content []byte, from int, ln *lines, m Meta, caps *ruleCap) []
 			i += sz
 			// Skip quickly over ASCII text without any special byte.
 			if r < 0x80 {
-				k := firstSpecial(content[i:])
-				if k < 0 {
+				n := sp.next(i)
+				if n < 0 {
 					return out
 				}
+				k := n - i
 				if k > 0 {
 					// Back up to the start of the word holding it.
 					j := i + k
@@ -517,6 +553,86 @@ func suspiciousSlow(r rune) bool {
 		return true
 	}
 	return compatASCII(r) != ""
+}
+
+// nextSuspicious returns the offset of the first suspicious rune at or
+// after from in the content sp indexes (an ASCII control counts), or -1.
+func nextSuspicious(sp *specialIndex, from int) int {
+	b := sp.b
+	for off := from; off < len(b); {
+		n := sp.next(off)
+		if n < 0 {
+			return -1
+		}
+		r, sz := utf8.DecodeRune(b[n:])
+		if suspicious(r) && !(r == utf8.RuneError && sz == 1) {
+			return n
+		}
+		off = n + sz
+	}
+	return -1
+}
+
+// specialIndex finds the bytes asciiTable marks in one content once: it
+// lists their offsets (when there are not too many) so that the unicode
+// scanner's two passes and the injection scanner's search for disguised
+// runes share one read of the content.
+type specialIndex struct {
+	b    []byte
+	offs []int32 // nil: too many listed, search instead
+	k    int     // cursor into offs
+}
+
+// maxSpecialList bounds the offsets kept (256 KiB); content with more
+// marked bytes (e.g. non-Latin text) is searched instead.
+const maxSpecialList = 1 << 16
+
+func newSpecialIndex(b []byte) *specialIndex {
+	x := &specialIndex{b: b, offs: []int32{}}
+	for off := 0; off < len(b); {
+		k := firstSpecial(b[off:])
+		if k < 0 {
+			break
+		}
+		off += k
+		if len(x.offs) == maxSpecialList || off > math.MaxInt32 {
+			x.offs = nil
+			break
+		}
+		x.offs = append(x.offs, int32(off))
+		off++
+	}
+	return x
+}
+
+// cursor returns an independent reader of the index.
+func (x *specialIndex) cursor() *specialIndex {
+	c := *x
+	c.k = 0
+	return &c
+}
+
+// next returns the offset of the first marked byte at or after i, or -1.
+func (x *specialIndex) next(i int) int {
+	if x.offs == nil {
+		if i >= len(x.b) {
+			return -1
+		}
+		if k := firstSpecial(x.b[i:]); k >= 0 {
+			return i + k
+		}
+		return -1
+	}
+	if x.k > 0 && int(x.offs[x.k-1]) >= i { // moved back: search again
+		x.k = sort.Search(len(x.offs), func(j int) bool { return int(x.offs[j]) >= i })
+	}
+	for x.k < len(x.offs) && int(x.offs[x.k]) < i {
+		x.k++
+	}
+	if x.k == len(x.offs) {
+		return -1
+	}
+	return int(x.offs[x.k])
 }
 
 // firstSuspicious returns the offset of the first suspicious rune in b (an

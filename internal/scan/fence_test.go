@@ -1,0 +1,59 @@
+package scan
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+)
+
+// fencedRangesByLine is the line-by-line definition fencedRanges must
+// agree with.
+func fencedRangesByLine(b []byte) [][2]int {
+	var out [][2]int
+	open := -1
+	var fence []byte
+	for off := 0; off < len(b); {
+		le := bytes.IndexByte(b[off:], '\n')
+		end := len(b)
+		if le >= 0 {
+			end = off + le
+		}
+		line := bytes.TrimLeft(b[off:end], " ")
+		if open < 0 {
+			if bytes.HasPrefix(line, []byte("```")) || bytes.HasPrefix(line, []byte("~~~")) {
+				open, fence = end, line[:3]
+			}
+		} else if bytes.HasPrefix(line, fence) {
+			out = append(out, [2]int{open, off})
+			open = -1
+		}
+		off = end + 1
+	}
+	if open >= 0 {
+		out = append(out, [2]int{open, len(b)})
+	}
+	return out
+}
+
+func TestFencedRangesMatchesLines(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	frags := []string{"```", "~~~", "``", "~", "`", " ", "  ", "\n", "x", "go", "\r\n", "\t"}
+	for n := 0; n < 50000; n++ {
+		var b []byte
+		for j := rng.Intn(16); j >= 0; j-- {
+			b = append(b, frags[rng.Intn(len(frags))]...)
+		}
+		got, want := fencedRanges(b), fencedRangesByLine(b)
+		if len(got) != len(want) {
+			t.Fatalf("%q: got %v, want %v", b, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: got %v, want %v", b, got, want)
+			}
+		}
+	}
+	if got, want := fencedRanges(corpusMarkdown(t)), fencedRangesByLine(corpusMarkdown(t)); len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("corpus: %d ranges, want %d", len(got), len(want))
+	}
+}
