@@ -91,10 +91,13 @@
 // filesystem_policy (OpenShell) on the local backend: a path at or below
 // what the backend provides itself (/sandbox, /usr, /bin, /sbin, /lib*,
 // /etc — a curated read-only subset of the host's —, /proc, /dev, /sys,
-// /tmp and /var/tmp — private tmpfs —, /run) needs no mount; any other path
-// that exists on the host is bind-mounted at the same path, read-only when
-// listed in read_only (also when listed in both), read-write when only in
-// read_write; a path missing on the host is skipped with a note.
+// /tmp and /var/tmp — private tmpfs —, /run) is what the agent gets; any
+// other path is skipped with a note and never bound from the host: policy
+// paths name the sandbox's file system (in OpenShell, the image's), and a
+// policy may be a remote resource, so honouring them on the host would let
+// it expose host files (~/.ssh, /var/log, …) to the agent. The only host
+// directories in the sandbox are the ones fullsend itself places there (the
+// repository copy, skills, host_files).
 // include_workdir is implied (the repository copy is the working
 // directory). Image-based backends (docker) get no host mounts: the image
 // provides the file system, and Spec.Image is the harness image (or the

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/run"
-	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
 // TestPlanRuntimeSelection: --runtime > harness runtime: > config runtime:
@@ -91,14 +90,20 @@ network_policies:
 	f.write("profiles/prof.yaml", "id: x\nendpoints:\n  - {host: github.com, port: 443}\n  - {host: api.anthropic.com, port: 443}\nbinaries: ['**/git']\n")
 	h := baseHarness + "openshell:\n  profiles:\n    - profiles/prof.yaml\n"
 	p := f.mustPlan(h, run.Options{})
-	want := []sandbox.Mount{{Source: extra, Target: extra, ReadOnly: true}, {Source: extraRW, Target: extraRW, ReadOnly: false}}
-	if len(p.Spec.Mounts) != 2 || p.Spec.Mounts[0] != want[0] || p.Spec.Mounts[1] != want[1] {
-		t.Errorf("mounts = %+v, want %+v", p.Spec.Mounts, want)
+	// Host paths named by a policy are never bound into the sandbox (a
+	// remote policy could otherwise expose ~/.ssh); they are noted instead.
+	if len(p.Spec.Mounts) != 0 {
+		t.Errorf("mounts = %+v, want none: policy paths must not be bound from the host", p.Spec.Mounts)
+	}
+	for _, d := range []string{extra, extraRW} {
+		if !noteContains(p.Notes, d+" skipped (not provided by the local sandbox") {
+			t.Errorf("no note for %s in %v", d, p.Notes)
+		}
 	}
 	if got := strings.Join(p.Spec.Network.Allow, " "); got != "*.googleapis.com:443 api.anthropic.com:443 github.com:443 plain.example.com" {
 		t.Errorf("allow = %q", got)
 	}
-	if !noteContains(p.Notes, "/no/such/dir skipped (not on this host)") || !noteContains(p.Notes, "per-binary restrictions") {
+	if !noteContains(p.Notes, "/no/such/dir skipped (not provided by the local sandbox") || !noteContains(p.Notes, "per-binary restrictions") {
 		t.Errorf("notes = %v", p.Notes)
 	}
 	if p.Spec.Limits.WallTime.Minutes() != 5 {

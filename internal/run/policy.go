@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,9 +81,10 @@ func provided(p string) bool {
 	return false
 }
 
-// mapFilesystem turns filesystem_policy into mounts for the local backend
-// (see doc.go, "Policy mapping"). Image-based backends get no mounts: the
-// image provides the root file system.
+// mapFilesystem checks filesystem_policy against what the local backend
+// provides (see doc.go, "Policy mapping"). It never produces host mounts: a
+// policy's paths are the sandbox's, not the host's. Image-based backends get
+// no mounts either: the image provides the root file system.
 func mapFilesystem(pol *policyFile, backend string) ([]sandbox.Mount, []string) {
 	var notes []string
 	if backend != "local" {
@@ -117,16 +117,16 @@ func mapFilesystem(pol *policyFile, backend string) ([]sandbox.Mount, []string) 
 	for _, p := range pol.FilesystemPolicy.ReadWrite {
 		add(p, false)
 	}
+	// Policy paths name the sandbox's file system (OpenShell: the image's),
+	// never the host's: binding them from the host would let a policy — which
+	// may be a remote, merely pinned resource — expose host files such as
+	// ~/.ssh to the agent. Paths the backend does not provide are skipped.
 	var mounts []sandbox.Mount
 	for _, p := range order {
 		if provided(p) {
 			continue
 		}
-		if _, err := os.Stat(p); err != nil {
-			notes = append(notes, fmt.Sprintf("filesystem_policy: %s skipped (not on this host)", p))
-			continue
-		}
-		mounts = append(mounts, sandbox.Mount{Source: filepath.Clean(p), Target: p, ReadOnly: mode[p]})
+		notes = append(notes, fmt.Sprintf("filesystem_policy: %s skipped (not provided by the local sandbox; policy paths are never bound from the host)", p))
 	}
 	return mounts, notes
 }
