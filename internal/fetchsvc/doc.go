@@ -50,9 +50,13 @@
 // # Rules of a request, in order
 //
 //  1. Token, compared in constant time (over SHA-256 digests).
-//  2. URL: ref.Parse; a pin (ref.RequireDigest); ref.MatchPrefix against
-//     the harness's effective allowed_remote_resources; forge.Parse must
-//     find a forge tree URL. Refusals here use no budget.
+//  2. URL: ref.Parse; a pin (ref.RequireDigest); a prefix match against
+//     the harness's effective allowed_remote_resources (canonicalised once
+//     by New with ref.CanonicalPrefix, an invalid entry failing New; then
+//     ref.MatchCanonical against the canonical URL from ref.Parse, which is
+//     ref.MatchPrefix's answer without re-canonicalising every entry on
+//     every request); forge.Parse must find a forge tree URL. Refusals
+//     here use no budget.
 //  3. Budget: one slot is reserved atomically (compare-and-swap) before any
 //     work, so of any number of concurrent requests exactly
 //     max_runtime_fetches proceed. A slot, once taken, is used even when
@@ -67,7 +71,11 @@
 //     A cache hit is not scanned again: only scanned trees are put in the
 //     cache, and the hit is verified to be byte for byte that tree.
 //     SKILL.md (name, dependencies:) is parsed from those verified bytes,
-//     once per tree and run, never re-read from the cache directory.
+//     never re-read from the cache directory. The parse is memoised for
+//     the run, keyed by the tree hash: every request still reads and
+//     verifies the whole tree through cas; only the frontmatter parse of
+//     bytes that hash to the same pinned tree is not repeated (a tree hash
+//     names immutable content, so the result cannot differ).
 //  5. Audit: one entry, fetch_type "runtime", the run's trace id, the
 //     allowlist entry, cache_hit. An audit failure withholds the skill.
 //  6. Dependencies (SKILL.md frontmatter dependencies:) go through

@@ -1,6 +1,7 @@
 package fetchsvc
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -158,14 +159,16 @@ type ErrorBody struct {
 // Service answers runtime fetch requests for one run. It is an
 // http.Handler and safe for concurrent use.
 type Service struct {
-	o         Options
-	cfg       *config.Config
-	allow     []string
-	max       int64
-	token     string
-	tokenHash [sha256.Size]byte
-	skillsDir string
-	deps      DependencyResolver
+	o          Options
+	cfg        *config.Config
+	allow      []string // canonical (ref.CanonicalPrefix), matched with ref.MatchCanonical
+	allowedBy  []string // audit allowed_by of each allow entry
+	max        int64
+	token      string
+	tokenHash  [sha256.Size]byte
+	tokenBytes []byte // the token, for scrubbing log lines
+	skillsDir  string
+	deps       DependencyResolver
 
 	used    atomic.Int64 // budget slots taken
 	closing atomic.Bool
@@ -250,6 +253,7 @@ func New(o Options) (*Service, error) {
 			return nil, fmt.Errorf("runtime fetch service: allowed_remote_resources[%d]: %w", i, err)
 		}
 		s.allow = append(s.allow, c)
+		s.allowedBy = append(s.allowedBy, fmt.Sprintf("allowed_remote_resources[%d]", i))
 	}
 	if len(s.allow) == 0 {
 		return nil, fmt.Errorf("runtime fetch service: %w", harness.ErrRuntimeFetch)
@@ -260,6 +264,7 @@ func New(o Options) (*Service, error) {
 	}
 	s.token = hex.EncodeToString(tok[:])
 	s.tokenHash = sha256.Sum256([]byte(s.token))
+	s.tokenBytes = []byte(s.token)
 	s.deps = o.Dependencies
 	if s.deps == nil {
 		s.deps = &resolveDeps{s: s}
@@ -378,18 +383,36 @@ func writeError(w http.ResponseWriter, e *Error) {
 	writeJSON(w, e.Status, body)
 }
 
+// logBufs recycles log line buffers (one line per request).
+var logBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
 func (s *Service) logf(format string, args ...any) {
 	if s.o.Log == nil {
 		return
 	}
-	line := fmt.Sprintf(format, args...)
-	line = strings.ReplaceAll(line, s.token, "[token]") // defence in depth
-	if len(line) > maxLogLine {                         // requests are agent-controlled
-		line = line[:maxLogLine] + "…"
+	const prefix = "fullsend: "
+	bp := logBufs.Get().(*[]byte)
+	b := append((*bp)[:0], prefix...)
+	b = fmt.Appendf(b, format, args...)
+	if line := b[len(prefix):]; bytes.Contains(line, s.tokenBytes) { // defence in depth
+		b = append(b[:len(prefix)], bytes.ReplaceAll(line, s.tokenBytes, []byte("[token]"))...)
 	}
+	if len(b) > len(prefix)+maxLogLine { // requests are agent-controlled
+		b = append(b[:len(prefix)+maxLogLine], "…"...)
+	}
+	for i, c := range b {
+		if c == '\n' {
+			b[i] = ' '
+		}
+	}
+	b = append(b, '\n')
 	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	fmt.Fprintf(s.o.Log, "fullsend: %s\n", strings.ReplaceAll(line, "\n", " "))
+	s.o.Log.Write(b)
+	s.logMu.Unlock()
+	if cap(b) <= 4<<10 {
+		*bp = b[:0]
+		logBufs.Put(bp)
+	}
 }
 
 // reserve takes one budget slot, atomically: under any number of
@@ -424,7 +447,7 @@ func (s *Service) check(raw string) (ref.Ref, forge.Location, int, *Error) {
 	if err := rf.RequireDigest(); err != nil {
 		return rf, forge.Location{}, 0, newErr(http.StatusForbidden, CodeMissingHash, err, "%s: a runtime fetch needs the skill's tree hash (append #sha256=<64 hex>)", rf.URL)
 	}
-	idx, ok := ref.MatchPrefix(rf.URL, s.allow)
+	idx, ok := ref.MatchCanonical(rf.URL, s.allow) // both canonical: rf by Parse, s.allow in New
 	if !ok {
 		return rf, forge.Location{}, 0, newErr(http.StatusForbidden, CodeNotAllowed, ref.ErrNotAllowed,
 			"%s: %v (allowed_remote_resources: %s)", rf.URL, ref.ErrNotAllowed, strings.Join(s.allow, ", "))
@@ -474,7 +497,7 @@ func (s *Service) fetch(ctx context.Context, raw string) (*Response, *Error) {
 	entry, hit := f.entry, f.hit
 	if err := s.o.Audit.Append(audit.Entry{
 		TraceID: s.o.TraceID, FetchTime: s.o.Now().UTC(), URL: rf.URL, SHA256: string(rf.Digest),
-		FetchType: FetchType, AllowedBy: fmt.Sprintf("allowed_remote_resources[%d]", idx), CacheHit: hit,
+		FetchType: FetchType, AllowedBy: s.allowedBy[idx], CacheHit: hit,
 	}); err != nil {
 		return nil, newErr(http.StatusInternalServerError, CodeInternal, err, "%s: audit log: %v (not delivered)", rf.URL, err)
 	}

@@ -32,7 +32,7 @@ type Frontmatter struct {
 func Split(name string, data []byte) (front, body []byte, bodyLine int, ok bool, err error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	first, rest, found := bytes.Cut(data, []byte("\n"))
-	if strings.TrimRight(string(first), " \t\r") != "---" {
+	if string(bytes.TrimRight(first, " \t\r")) != "---" {
 		return nil, data, 1, false, nil
 	}
 	if !found {
@@ -50,8 +50,8 @@ func Split(name string, data []byte) (front, body []byte, bodyLine int, ok bool,
 			l = rest[off : off+end]
 			next = off + end + 1
 		}
-		t := strings.TrimRight(string(l), " \t\r")
-		if t == "---" || t == "..." {
+		t := bytes.TrimRight(l, " \t\r") // no copy per line
+		if string(t) == "---" || string(t) == "..." {
 			front = rest[:off]
 			if next <= len(rest) {
 				body = rest[next:]
@@ -81,27 +81,36 @@ func Parse(name string, data []byte) (*Frontmatter, error) {
 	if !ok {
 		return fm, nil
 	}
+	if pairs, ok := simpleBlock(front); ok {
+		fm.setSimple(pairs)
+		return fm, nil
+	}
+	if err := fm.parseYAML(name, front); err != nil {
+		return nil, err
+	}
+	return fm, nil
+}
+
+// parseYAML decodes the block front with the YAML parser.
+func (fm *Frontmatter) parseYAML(name string, front []byte) error {
 	// Line numbers inside the block are offset by the opening "---".
 	root, err := yamlx.Parse(name, append([]byte("\n"), front...))
 	if err != nil {
 		fixed, lines := quoteColons(front)
 		if len(lines) == 0 {
-			return nil, err
+			return err
 		}
 		root2, err2 := yamlx.Parse(name, append([]byte("\n"), fixed...))
 		if err2 != nil {
-			return nil, err
+			return err
 		}
 		root = root2
 		fm.Notice = fmt.Sprintf("%s: frontmatter is not valid YAML (unquoted ': ' in the value on line %s); read leniently with those values quoted", name, joinInts(lines))
 	}
 	if root == nil {
-		return fm, nil
+		return nil
 	}
-	if err := fm.decode(name, root); err != nil {
-		return nil, err
-	}
-	return fm, nil
+	return fm.decode(name, root)
 }
 
 func joinInts(l []int) string {
@@ -145,13 +154,7 @@ func (fm *Frontmatter) decode(name string, root *yaml.Node) error {
 // stringList accepts a YAML list or a comma-separated string.
 func stringList(file, field string, n *yaml.Node) ([]string, error) {
 	if n.Kind == yaml.ScalarNode && !yamlx.IsNull(n) {
-		var out []string
-		for _, s := range strings.Split(n.Value, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-		return out, nil
+		return splitList(n.Value), nil
 	}
 	l, err := yamlx.Strings(file, field, n)
 	if err != nil {
@@ -190,4 +193,114 @@ func quoteColons(front []byte) ([]byte, []int) {
 		changed = append(changed, i+2)
 	}
 	return []byte(strings.Join(lines, "\n")), changed
+}
+
+// simpleBlock is the fast path of Parse for the common frontmatter that is
+// nothing but "key: plain words" lines (SKILL.md name and description).
+// It accepts only a strict subset of YAML whose meaning is not in doubt —
+// every value a plain scalar that YAML can only read as that very string —
+// and reports ok == false for anything else (lists, quotes, comments,
+// colons, numbers, booleans, nulls, blank values, duplicate keys, CR, tabs,
+// trailing blanks …), which then goes through the YAML parser. Both paths
+// give the same Frontmatter (see TestSimpleBlockMatchesYAML and
+// FuzzSimpleBlock).
+func simpleBlock(front []byte) ([][2]string, bool) {
+	var out [][2]string
+	for len(front) > 0 {
+		line := front
+		if i := bytes.IndexByte(front, '\n'); i >= 0 {
+			line, front = front[:i], front[i+1:]
+		} else {
+			front = nil
+		}
+		if len(line) == 0 {
+			continue
+		}
+		k, v, ok := bytes.Cut(line, []byte(": "))
+		if !ok || !simpleKey(k) || !simpleValue(v) {
+			return nil, false
+		}
+		key := string(k)
+		for _, kv := range out {
+			if kv[0] == key {
+				return nil, false
+			}
+		}
+		out = append(out, [2]string{key, string(v)})
+	}
+	return out, len(out) > 0
+}
+
+// simpleKey: a lower-case letter, then lower-case letters, digits, '_' or
+// '-'; never one of YAML's null or boolean words.
+func simpleKey(k []byte) bool {
+	if len(k) == 0 || k[0] < 'a' || k[0] > 'z' || yamlWord(k) {
+		return false
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// simpleValue: starts with a letter (so never a number, .inf or .nan),
+// ends with neither a blank nor ':', holds only letters, digits, single
+// spaces and . , _ - / ( ) (no ':', '#', quotes or indicators), and is
+// not one of YAML's null or boolean words.
+func simpleValue(v []byte) bool {
+	if len(v) == 0 || !(v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z') || v[len(v)-1] == ' ' || yamlWord(v) {
+		return false
+	}
+	for i, c := range v {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '.', c == ',', c == '_', c == '-', c == '/', c == '(', c == ')':
+		case c == ' ' && v[i-1] != ' ':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// yamlWord reports the words YAML 1.1 or 1.2 may read as null or a boolean
+// (compared case-insensitively, which covers more than either spec).
+func yamlWord(b []byte) bool {
+	switch strings.ToLower(string(b)) {
+	case "null", "true", "false", "yes", "no", "on", "off", "y", "n":
+		return true
+	}
+	return false
+}
+
+// setSimple fills fm from simpleBlock's pairs as decode would.
+func (fm *Frontmatter) setSimple(pairs [][2]string) {
+	fm.Fields = make(map[string]any, len(pairs))
+	for _, kv := range pairs {
+		k, v := kv[0], kv[1]
+		fm.Fields[k] = v
+		switch k {
+		case "name":
+			fm.Name = v
+		case "description":
+			fm.Description = v
+		case "skills":
+			fm.Skills = splitList(v)
+		case "dependencies":
+			fm.Dependencies = splitList(v)
+		}
+	}
+}
+
+// splitList is stringList's reading of a comma-separated scalar.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -40,6 +40,8 @@
 //     URLs ending in "/" with no query, so "…/library/" never matches
 //     "…/library-evil/".
 //   - MatchPrefix: string prefix match on canonical forms only.
+//     MatchCanonical is the same match for callers that canonicalised the
+//     URL (Parse) and their entries (CanonicalPrefix) once beforehand.
 //   - CheckSubset: every child entry starts with some parent entry.
 //
 // # Failure

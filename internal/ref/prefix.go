@@ -50,6 +50,21 @@ func MatchPrefix(u string, prefixes []string) (int, bool) {
 	return -1, false
 }
 
+// MatchCanonical is MatchPrefix for callers that canonicalised both sides
+// once already: c must be a canonical URL (Canonicalize, or Ref.URL from
+// Parse) and every entry of canon the result of CanonicalPrefix. Since
+// Canonicalize is idempotent (FuzzCanonicalize), it gives MatchPrefix's
+// answer without re-canonicalising the entries on every call; callers
+// pre-canonicalise their allowlist when they are built.
+func MatchCanonical(c string, canon []string) (int, bool) {
+	for i, p := range canon {
+		if strings.HasPrefix(c, p) {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
 // CheckAllowed returns nil when the URL reference r matches some entry of
 // prefixes, the index of that entry, or an *Error wrapping ErrNotAllowed.
 func CheckAllowed(r Ref, prefixes []string) (int, error) {

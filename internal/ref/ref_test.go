@@ -383,6 +383,36 @@ func TestMatchPrefix(t *testing.T) {
 	}
 }
 
+// TestMatchCanonical: with the URL and the entries canonicalised once
+// beforehand (as a service does at construction), MatchCanonical gives
+// MatchPrefix's answer on every matchTests case.
+func TestMatchCanonical(t *testing.T) {
+	for _, tc := range matchTests {
+		t.Run(tc.name, func(t *testing.T) {
+			var canon []string
+			var orig []int
+			for i, p := range tc.prefixes {
+				if c, err := CanonicalPrefix(p); err == nil {
+					canon = append(canon, c)
+					orig = append(orig, i)
+				}
+			}
+			got := -1
+			if c, err := Canonicalize(tc.url); err == nil {
+				if i, ok := MatchCanonical(c, canon); ok {
+					got = orig[i]
+				}
+			}
+			if got != tc.want {
+				t.Fatalf("MatchCanonical(%q) = %d; want %d", tc.url, got, tc.want)
+			}
+		})
+	}
+	if _, ok := MatchCanonical("https://h.example/lib-evil/x", []string{"https://h.example/lib/"}); ok {
+		t.Fatal("MatchCanonical matched a sibling directory")
+	}
+}
+
 func TestCheckSubset(t *testing.T) {
 	org := []string{"https://github.com/fullsend-ai/", "https://raw.githubusercontent.com/fullsend-ai/agents/"}
 	ok := [][]string{

@@ -135,7 +135,10 @@
 // # Speed
 //
 // The pipeline finds the secrets keywords and the injection anchors in one
-// pass over the content (one matcher holding both sets), and lists the
+// pass over the content (one matcher holding both sets: at most positions
+// one probe of a hashed four-byte key, which also answers for three-byte
+// keywords, and one of a two-byte set; TestKWFindMatchesRef holds it to the
+// plain trigram search), and lists the
 // offsets of non-ASCII and control bytes once (reading eight bytes at a
 // time) for the unicode scanner and the injection scanner's search for
 // disguised runes. Line positions are computed only up to the last finding. BenchmarkPipelineMarkdown measures the non-ML

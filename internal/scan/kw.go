@@ -2,10 +2,11 @@ package scan
 
 // kwMatcher finds ASCII keywords case-insensitively. It is the prefilter of
 // the injection and secrets scanners: their regular expressions only run
-// near a keyword. Each position costs a rolling three-byte key and two
-// bitset probes: two-byte keywords are looked up by their pair, longer ones
-// by (a hash of) their first three bytes, then filtered on their fourth
-// byte, and only then compared in full.
+// near a keyword. Each position costs a rolling four-byte key and two
+// bitset probes (a hash of the four bytes, the first two bytes); where one
+// passes, two-byte keywords are looked up by their pair, longer ones by (a
+// hash of) their first three bytes, then filtered on their fourth byte, and
+// only then compared in full.
 type kwMatcher struct {
 	kws    []string         // lower case, len >= 2
 	pair   [1024]uint64     // bit p: some two-byte keyword is p
@@ -19,6 +20,12 @@ type kwMatcher struct {
 	// have (every byte when one of them is three bytes long), a second
 	// filter before the keywords are compared.
 	triNext [][4]uint64
+	// quad bit quadHash(q): some keyword of four bytes or more starts with
+	// q, or some three-byte keyword with q's first three bytes. The one probe
+	// (beside pair) at positions followed by four bytes: it passes far fewer
+	// positions than the trigram alone (common words share a keyword's first
+	// three letters, rarely its fourth).
+	quad [1 << 12]uint64
 }
 
 var lowerTable = func() (t [256]byte) {
@@ -33,6 +40,8 @@ var lowerTable = func() (t [256]byte) {
 }()
 
 func triHash(t uint32) uint32 { return (t * 0x9E3779B1) >> (32 - 18) }
+
+func quadHash(q uint32) uint32 { return (q * 0x85EBCA6B) >> (32 - 18) }
 
 func newKWMatcher(kws []string) *kwMatcher {
 	m := &kwMatcher{pairKW: map[uint32][]int{}, triSlot: make([]uint16, 1<<18)}
@@ -64,7 +73,13 @@ func newKWMatcher(kws []string) *kwMatcher {
 		m.triKW[l] = append(m.triKW[l], idx)
 		if len(b) == 3 {
 			m.triNext[l] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+			for c := range 256 {
+				q := quadHash(t<<8 | uint32(c))
+				m.quad[q>>6] |= 1 << (q & 63)
+			}
 		} else {
+			q := quadHash(t<<8 | uint32(b[3]))
+			m.quad[q>>6] |= 1 << (q & 63)
 			m.triNext[l][b[3]>>6] |= 1 << (b[3] & 63)
 		}
 	}
@@ -72,48 +87,67 @@ func newKWMatcher(kws []string) *kwMatcher {
 }
 
 // find calls fn with the offset and index of every keyword occurrence, in
-// non-decreasing offset order (overlapping occurrences included).
+// non-decreasing offset order (overlapping occurrences included; at one
+// offset the two-byte keywords first). Where four bytes remain, a position
+// costs a rolling four-byte key and the quad and pair probes; the positions
+// that pass (and the last three) go to at.
 func (m *kwMatcher) find(b []byte, fn func(off, kw int)) {
-	var h uint32
-	for i := 0; i < len(b); i++ {
-		h = (h<<8 | uint32(lowerTable[b[i]])) & 0xffffff
-		if i < 1 {
+	n := len(b)
+	at := 0
+	if n >= 4 {
+		h := uint32(lowerTable[b[0]])<<16 | uint32(lowerTable[b[1]])<<8 | uint32(lowerTable[b[2]])
+		for i, c := range b[3:] { // position i, fourth byte c
+			h = h<<8 | uint32(lowerTable[c])
+			q, p := quadHash(h), h>>16
+			if m.quad[q>>6]&(1<<(q&63)) == 0 && m.pair[p>>6]&(1<<(p&63)) == 0 {
+				continue
+			}
+			m.at(b, i, fn)
+		}
+		at = n - 3
+	}
+	for ; at+1 < n; at++ {
+		m.at(b, at, fn)
+	}
+}
+
+// at calls fn for the keywords occurring at offset at of b (at+1 < len(b)),
+// two-byte keywords first.
+func (m *kwMatcher) at(b []byte, at int, fn func(off, kw int)) {
+	n := len(b)
+	p := uint32(lowerTable[b[at]])<<8 | uint32(lowerTable[b[at+1]])
+	if m.pair[p>>6]&(1<<(p&63)) != 0 {
+		for _, k := range m.pairKW[p] {
+			fn(at, k)
+		}
+	}
+	if at+2 >= n {
+		return
+	}
+	th := triHash(p<<8 | uint32(lowerTable[b[at+2]]))
+	if m.tri[th>>6]&(1<<(th&63)) == 0 {
+		return
+	}
+	l := int(m.triSlot[th]) - 1
+	if at+3 < n { // else only three-byte keywords fit: the fourth-byte filter does not apply
+		if next := lowerTable[b[at+3]]; m.triNext[l][next>>6]&(1<<(next&63)) == 0 {
+			return // no keyword of the list has this fourth byte
+		}
+	}
+	for _, k := range m.triKW[l] {
+		kw := m.kws[k]
+		if len(kw) > n-at {
 			continue
 		}
-		if i >= 2 {
-			if th := triHash(h); m.tri[th>>6]&(1<<(th&63)) != 0 {
-				at := i - 2
-				l := int(m.triSlot[th]) - 1
-				var next byte // the fourth byte; 0 past the end (only three-byte keywords fit)
-				if i+1 < len(b) {
-					next = lowerTable[b[i+1]]
-				}
-				var list []int
-				if i+1 >= len(b) || m.triNext[l][next>>6]&(1<<(next&63)) != 0 {
-					list = m.triKW[l] // else no keyword of the list has this fourth byte
-				}
-				for _, k := range list {
-					kw := m.kws[k]
-					if len(kw) > len(b)-at {
-						continue
-					}
-					ok := true
-					for j := 0; j < len(kw); j++ { // the hash may collide: compare all
-						if lowerTable[b[at+j]] != kw[j] {
-							ok = false
-							break
-						}
-					}
-					if ok {
-						fn(at, k)
-					}
-				}
+		ok := true
+		for j := 0; j < len(kw); j++ { // the hash may collide: compare all
+			if lowerTable[b[at+j]] != kw[j] {
+				ok = false
+				break
 			}
 		}
-		if p := h & 0xffff; m.pair[p>>6]&(1<<(p&63)) != 0 {
-			for _, k := range m.pairKW[p] {
-				fn(i-1, k)
-			}
+		if ok {
+			fn(at, k)
 		}
 	}
 }

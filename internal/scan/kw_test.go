@@ -137,3 +137,118 @@ func TestSpecialIndexNext(t *testing.T) {
 		}
 	}
 }
+
+// findRef is the previous kwMatcher.find (trigram probe at every position,
+// then the pair probe), kept as the reference for the quad-probe fast path.
+func (m *kwMatcher) findRef(b []byte, fn func(off, kw int)) {
+	var h uint32
+	for i := 0; i < len(b); i++ {
+		h = (h<<8 | uint32(lowerTable[b[i]])) & 0xffffff
+		if i < 1 {
+			continue
+		}
+		if i >= 2 {
+			if th := triHash(h); m.tri[th>>6]&(1<<(th&63)) != 0 {
+				at := i - 2
+				l := int(m.triSlot[th]) - 1
+				var next byte
+				if i+1 < len(b) {
+					next = lowerTable[b[i+1]]
+				}
+				var list []int
+				if i+1 >= len(b) || m.triNext[l][next>>6]&(1<<(next&63)) != 0 {
+					list = m.triKW[l]
+				}
+				for _, k := range list {
+					kw := m.kws[k]
+					if len(kw) > len(b)-at {
+						continue
+					}
+					ok := true
+					for j := 0; j < len(kw); j++ {
+						if lowerTable[b[at+j]] != kw[j] {
+							ok = false
+							break
+						}
+					}
+					if ok {
+						fn(at, k)
+					}
+				}
+			}
+		}
+		if p := h & 0xffff; m.pair[p>>6]&(1<<(p&63)) != 0 {
+			for _, k := range m.pairKW[p] {
+				fn(i-1, k)
+			}
+		}
+	}
+}
+
+// TestKWFindMatchesRef: find (quad probe, then at) reports exactly what
+// the previous trigram-at-every-position find reports, in the same order,
+// with the pipeline's real keyword set, on random text made of keyword
+// fragments, on random bytes and on every corpus file (whole and cut at
+// every length near its end).
+func TestKWFindMatchesRef(t *testing.T) {
+	e, err := sharedSecrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := e.all
+	check := func(b []byte) {
+		t.Helper()
+		var got, want [][2]int
+		m.find(b, func(off, k int) { got = append(got, [2]int{off, k}) })
+		m.findRef(b, func(off, k int) { want = append(want, [2]int{off, k}) })
+		if len(got) != len(want) {
+			t.Fatalf("%.200q: %d hits, reference %d", b, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%.200q: hit %d = %v, reference %v", b, i, got[i], want[i])
+			}
+		}
+	}
+	rng := rand.New(rand.NewSource(11))
+	frags := []string{" ", "\n", "\t", "A", "E", "Y", "S", "K", "Q~", ".", "-", "_", "\xff", "é", "ent", "---", "you", "act", "new"}
+	for _, k := range m.kws {
+		frags = append(frags, k)
+	}
+	for n := 0; n < 20000; n++ {
+		var b []byte
+		for j := rng.Intn(12); j >= 0; j-- {
+			f := frags[rng.Intn(len(frags))]
+			if rng.Intn(3) == 0 && len(f) > 1 {
+				f = f[:1+rng.Intn(len(f)-1)]
+			}
+			if rng.Intn(2) == 0 {
+				f = string(bytes.ToUpper([]byte(f)))
+			}
+			b = append(b, f...)
+		}
+		check(b)
+		r := make([]byte, rng.Intn(16))
+		for i := range r {
+			r[i] = byte(rng.Intn(256))
+		}
+		check(r)
+	}
+	files := corpusFiles(t)
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		t.Fatal("no corpus files")
+	}
+	for _, name := range names {
+		b := files[name]
+		check(b)
+		for cut := max(0, len(b)-6); cut < len(b); cut++ {
+			check(b[:cut])
+		}
+		check(bytes.ToUpper(b))
+	}
+}
