@@ -88,14 +88,15 @@ func newScanContextCmd(env *Env) *cobra.Command {
 	var f scanFlags
 	var configDir string
 	cmd := &cobra.Command{
-		Use:   "context [--json] [--remote] [--fail-mode closed|open] [--config-dir DIR] DIR",
+		Use:   "context [--json] [--remote] [--fail-mode closed|open] [--config-dir DIR] [DIR]",
 		Short: "Scan the assembled sandbox context (CLAUDE.md, AGENTS.md, skills, agents)",
 		Long: `Scan the context an agent will load, as assembled in the sandbox. Works
 offline and without any configuration (default policy: fail mode closed,
 context-injection scan on, no ML layer).
 
 Files scanned:
-  under DIR (the repository the agent works in), .git skipped:
+  under DIR (the repository the agent works in; default: the current
+  directory), .git skipped:
     every CLAUDE.md, CLAUDE.local.md and AGENTS.md at any depth
     .claude/CLAUDE.md
     every file under .claude/skills/ (SKILL.md and the resources beside it)
@@ -105,21 +106,25 @@ Files scanned:
     CLAUDE.md, every file under agents/ and skills/
 
 Exit status: 1 when a critical finding exists in fail mode closed, else 0.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFailModeFlag(f.failMode); err != nil {
 				return err
 			}
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
 			if configDir == "" {
 				configDir = env.Getenv("CLAUDE_CONFIG_DIR")
 			}
-			files, err := contextFiles(args[0], configDir)
+			files, err := contextFiles(dir, configDir)
 			if err != nil {
 				return err
 			}
 			var notices []string
 			if len(files) == 0 {
-				notices = append(notices, fmt.Sprintf("no context files found under %s", args[0]))
+				notices = append(notices, fmt.Sprintf("no context files found under %s", dir))
 			}
 			return runScan(cmd, env, f, scan.DefaultOptions(), files, notices)
 		},

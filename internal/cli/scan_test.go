@@ -206,3 +206,23 @@ func TestScanMissingPath(t *testing.T) {
 		t.Errorf("no args: exit %d, want 2", code)
 	}
 }
+
+// TestScanContextDefaultsToCwd: `fullsend scan context` (DESIGN.md's form, no
+// DIR) scans the current directory.
+func TestScanContextDefaultsToCwd(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, map[string]string{"AGENTS.md": cliAttack})
+	t.Chdir(repo)
+	code, stdout, stderr := runCLI(t, "scan", "context", "--json")
+	if code != 1 || !strings.Contains(stdout, "AGENTS.md") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestValidateAcceptsYes: every command taking HARNESS takes --yes.
+func TestValidateAcceptsYes(t *testing.T) {
+	code, _, stderr := runCLI(t, "validate", "--yes", "--fullsend-dir", "../../examples/hello", "../../examples/hello/harness.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}

@@ -97,6 +97,10 @@ listed too (as forge.<name>.<field>).`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
 	cmd.Flags().StringVar(&forge, "forge", "", "apply the forge.`NAME` overlay (e.g. github, gitlab)")
+	// Every command that takes HARNESS takes --yes (the CLI contract). validate
+	// never fetches, so there is nothing to confirm: a harness URL is checked
+	// by resolve, which is where --yes matters.
+	cmd.Flags().Bool("yes", false, "accepted for uniformity with the other HARNESS commands; validate never fetches anything")
 	return cmd
 }
 
