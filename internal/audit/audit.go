@@ -45,7 +45,52 @@ func (l *Log) Append(e Entry) error {
 	if e.FetchTime.IsZero() {
 		e.FetchTime = time.Now().UTC()
 	}
+	if line, ok := appendEntry(make([]byte, 0, 320), &e); ok {
+		if err := appendLine(l.path, line); err != nil {
+			return fmt.Errorf("append %s: %w", l.path, err)
+		}
+		return nil
+	}
 	return AppendJSONL(l.path, e)
+}
+
+// appendEntry appends e as one line of JSON, byte for byte what
+// json.Marshal writes, when every string is plain (printable ASCII that
+// encoding/json does not escape) and the time is within json.Marshal's
+// years 0-9999 with a whole-minute offset; otherwise it reports false and AppendJSONL encodes it.
+func appendEntry(b []byte, e *Entry) ([]byte, bool) {
+	if y := e.FetchTime.Year(); y < 0 || y > 9999 {
+		return nil, false
+	}
+	if _, off := e.FetchTime.Zone(); off%60 != 0 || off <= -24*3600 || off >= 24*3600 {
+		return nil, false // json.Marshal refuses such offsets
+	}
+	for _, s := range [...]string{e.TraceID, e.URL, e.SHA256, e.FetchType, e.AllowedBy} {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return nil, false
+			}
+		}
+	}
+	b = append(b, `{"trace_id":"`...)
+	b = append(b, e.TraceID...)
+	b = append(b, `","fetch_time":"`...)
+	b = e.FetchTime.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","url":"`...)
+	b = append(b, e.URL...)
+	b = append(b, `","sha256":"`...)
+	b = append(b, e.SHA256...)
+	b = append(b, `","fetch_type":"`...)
+	b = append(b, e.FetchType...)
+	b = append(b, `","allowed_by":"`...)
+	b = append(b, e.AllowedBy...)
+	b = append(b, `","cache_hit":`...)
+	if e.CacheHit {
+		b = append(b, "true}\n"...)
+	} else {
+		b = append(b, "false}\n"...)
+	}
+	return b, true
 }
 
 // AppendJSONL appends v, encoded as one line of JSON, to the file at path

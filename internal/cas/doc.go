@@ -109,7 +109,8 @@
 // only at its end), so the read that would return 0 is skipped; the bytes
 // hashed are then the whole file as fstat measured it, and a file that grew
 // meanwhile is read on to its real end. The use is recorded on the verified
-// directory through its descriptor (futimens). Elsewhere the same checks
+// directory through its descriptor (futimens), unless the recorded last
+// use is less than a minute old (see Eviction). Elsewhere the same checks
 // run through os.Root.
 //
 // Verification covers the moment of Get. The returned paths are then used by
@@ -136,7 +137,11 @@
 //
 // The last-use time of an entry is the modification time of its directory
 // (resources/sha256/<hex>): set when the entry is published and on every
-// successful Get, never by the entry's content, which is immutable. It does
+// successful Get, never by the entry's content, which is immutable. The
+// clock's resolution is one minute: a Get within a minute of the recorded
+// use (on Linux, read from the verified directory's descriptor) leaves it,
+// so a burst of hits does not rewrite the inode each time; this only
+// decides whether to write the time, never whether to verify. It does
 // not depend on atime or mount options. Clean(maxSize) removes stale temporary
 // directories, then evicts entries least recently used first until the total
 // size (the bytes of all regular files in the remaining entries, metadata

@@ -72,20 +72,24 @@ func (s *Store) read(d ref.Digest, k *readOpts) (Entry, os.FileInfo, error) {
 		defer root.close()
 		e.Dir = path
 		e.setPaths()
-		if k != nil {
-			// Record the use on the directory just verified (best effort:
-			// the LRU clock only; Get falls back to the path).
-			now := time.Now()
-			if touch(fd, now) == nil {
-				e.LastUsed, k.touched = now, true
-				return e, nil, nil
-			}
-		}
 		var st syscall.Stat_t
 		if err := fstat(fd, &st); err != nil {
 			return Entry{}, nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
 		}
 		e.LastUsed = time.Unix(st.Mtim.Unix())
+		if k != nil {
+			// Record the use on the directory just verified (best effort:
+			// the LRU clock only; Get falls back to the path), unless it
+			// was recorded less than touchFresh ago.
+			now := time.Now()
+			if d := now.Sub(e.LastUsed); d >= 0 && d < touchFresh {
+				k.touched = true
+				return e, nil, nil
+			}
+			if touch(fd, now) == nil {
+				e.LastUsed, k.touched = now, true
+			}
+		}
 		return e, nil, nil
 	}
 	var c *corrupt

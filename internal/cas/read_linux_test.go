@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/ref"
 )
 
 func openRaw(t *testing.T, data []byte) int {
@@ -86,5 +89,60 @@ func TestHashFDStaleSize(t *testing.T) {
 		if err != nil || n != int64(len(data)) || !bytes.Equal(h.Sum(nil), want[:]) {
 			t.Errorf("size %d: hashFD = %d, %v; want all %d bytes hashed", size, n, err, len(data))
 		}
+	}
+}
+
+// TestGetTouchesStaleOnly: Get records a use whose last record is at least
+// touchFresh old, and leaves a fresher one (the LRU clock's resolution),
+// reporting the recorded time either way; the entry is verified both ways.
+func TestGetTouchesStaleOnly(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"SKILL.md": []byte("x")}
+	d, err := TreeHash(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.PutTree(d, Metadata{URL: "https://example.test/x"}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtime := func() time.Time {
+		fi, err := os.Stat(e.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.ModTime()
+	}
+	recent := time.Now().Add(-touchFresh / 2).Truncate(time.Second)
+	if err := os.Chtimes(e.Dir, recent, recent); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Get(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mtime().Equal(recent) || !g.LastUsed.Equal(recent) {
+		t.Errorf("fresh use: mtime %v, LastUsed %v, want both %v (not rewritten)", mtime(), g.LastUsed, recent)
+	}
+	stale := time.Now().Add(-2 * touchFresh).Truncate(time.Second)
+	if err := os.Chtimes(e.Dir, stale, stale); err != nil {
+		t.Fatal(err)
+	}
+	g, err = s.Get(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := mtime(); time.Since(m) > touchFresh/2 || !g.LastUsed.Equal(m) {
+		t.Errorf("stale use: mtime %v, LastUsed %v, want now", m, g.LastUsed)
+	}
+	// Freshness never skips verification.
+	if err := os.WriteFile(filepath.Join(e.TreePath, "SKILL.md"), []byte("y"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ref.Digest(d)); err == nil {
+		t.Error("Get of a tampered entry with a fresh use: no error")
 	}
 }

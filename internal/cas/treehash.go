@@ -140,6 +140,25 @@ func CheckTreePaths(paths []string) error {
 // folding orbit (each rune becomes the smallest rune of its orbit), so two
 // strings that differ only in case fold to the same key.
 func fold(s string) string {
+	// ASCII: the smallest rune of a letter's orbit is its upper case
+	// ('K' < 'k' < U+212A KELVIN SIGN, 'S' < 's' < U+017F LONG S); other
+	// ASCII runes fold to themselves.
+	lower := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return foldUnicode(s)
+		}
+		lower = lower || ('a' <= c && c <= 'z')
+	}
+	if !lower {
+		return s
+	}
+	return strings.ToUpper(s)
+}
+
+// foldUnicode is fold for any string.
+func foldUnicode(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
@@ -175,14 +194,25 @@ func treeHashOf(files []TreeFile) (ref.Digest, error) {
 	if len(files) == 0 {
 		return "", ErrEmptyTree
 	}
+	n := 0
+	for _, f := range files {
+		n += len(f.Path) + 1 + len(f.SHA256) + 1
+	}
+	text := make([]byte, 0, n)
 	lines := make([][]byte, len(files))
 	for i, f := range files {
-		lines[i] = fmt.Appendf(nil, "%s:%s\n", f.Path, f.SHA256)
+		start := len(text)
+		text = append(text, f.Path...)
+		text = append(text, ':')
+		text = append(text, f.SHA256...)
+		text = append(text, '\n')
+		lines[i] = text[start:len(text):len(text)]
 	}
 	slices.SortFunc(lines, bytes.Compare)
 	h := sha256.New()
 	for _, l := range lines {
 		h.Write(l)
 	}
-	return ref.Digest(hex.EncodeToString(h.Sum(nil))), nil
+	var sum [sha256.Size]byte
+	return ref.Digest(hex.EncodeToString(h.Sum(sum[:0]))), nil
 }

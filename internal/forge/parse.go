@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
@@ -69,6 +71,15 @@ func Parse(canonURL string, forges []config.Forge) (Location, error) {
 	if err != nil {
 		return Location{}, &Error{URL: ref.Redact(canonURL), Err: err}
 	}
+	return ParseCanonical(canon, forges)
+}
+
+// ParseCanonical is Parse for a URL that is already canonical: a
+// ref.Ref's URL (ref.Parse canonicalises it) or a ref.Canonicalize result.
+// Canonicalize is idempotent, so for such a URL the answer is Parse's; it
+// only skips canonicalising the URL a second time. Callers holding any
+// other string use Parse.
+func ParseCanonical(canon string, forges []config.Forge) (Location, error) {
 	fail := func(err error) (Location, error) { return Location{}, &Error{URL: canon, Err: err} }
 	rest := strings.TrimPrefix(canon, "https://")
 	hostport, path, _ := strings.Cut(rest, "/")
@@ -130,12 +141,30 @@ func matchHost(hostport string, forges []config.Forge) (config.Forge, bool, bool
 // canonicalHost brings a configured host[:port] to the form it takes in a
 // canonical URL.
 func canonicalHost(h string) string {
+	if c, ok := canonHosts.Load(h); ok {
+		return c.(string)
+	}
 	c, err := ref.Canonicalize("https://" + h + "/")
 	if err != nil {
-		return "\x00invalid" // matches nothing
+		c = "\x00invalid" // matches nothing
+	} else {
+		c = strings.TrimSuffix(strings.TrimPrefix(c, "https://"), "/")
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(c, "https://"), "/")
+	if canonHostsN.Add(1) <= maxCanonHosts {
+		canonHosts.Store(h, c)
+	}
+	return c
 }
+
+// canonHosts memoises canonicalHost, a pure function of a forge's
+// configured host (a handful per process; at most maxCanonHosts are
+// kept): every Parse looks up every configured forge's host.
+var (
+	canonHosts  sync.Map // string -> string
+	canonHostsN atomic.Int64
+)
+
+const maxCanonHosts = 256
 
 // rawHost is where a GitHub forge serves raw files.
 func rawHost(f config.Forge) string {

@@ -172,3 +172,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseCanonical: for a canonical URL, ParseCanonical answers exactly
+// what Parse does (it only skips the second canonicalisation), and the
+// memoised forge host matching gives the same answer on every call.
+func TestParseCanonical(t *testing.T) {
+	for range 2 { // the second round runs on the memoised forge hosts
+		for _, tc := range parseTests {
+			canon, err := ref.Canonicalize(tc.in)
+			if err != nil {
+				continue
+			}
+			want, werr := forge.Parse(canon, testForges)
+			got, gerr := forge.ParseCanonical(canon, testForges)
+			if !reflect.DeepEqual(got, want) || (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
+				t.Errorf("ParseCanonical(%q) = %+v, %v; Parse: %+v, %v", canon, got, gerr, want, werr)
+			}
+			if tc.err != nil && !errors.Is(gerr, tc.err) {
+				t.Errorf("ParseCanonical(%q) = %v, want %v", canon, gerr, tc.err)
+			}
+		}
+	}
+}
