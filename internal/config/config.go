@@ -55,6 +55,7 @@ type Agent struct {
 type Sandbox struct {
 	Backend string // "local" (default) | "docker"
 	Docker  Docker
+	Limits  Limits // sandbox.limits: every field set (DefaultLimits for keys the file omits)
 }
 
 // Docker configures the docker backend.
@@ -65,6 +66,9 @@ type Docker struct {
 // Security holds the security settings.
 type Security struct {
 	FailMode        string // "closed" (default) | "open"
+	// AllowedEnvNames are env names a harness may set although
+	// RefusedEnvPattern matches them (security.allowed_env_names).
+	AllowedEnvNames []string
 	RemoteResources RemoteResources
 	Scan            Scan
 	LLMGuard        LLMGuard
@@ -112,7 +116,7 @@ type Forge struct {
 func Default() *Config {
 	return &Config{
 		Version: "1",
-		Sandbox: Sandbox{Backend: "local"},
+		Sandbox: Sandbox{Backend: "local", Limits: DefaultLimits()},
 		Security: Security{
 			FailMode: FailClosed,
 			RemoteResources: RemoteResources{
@@ -398,6 +402,19 @@ func (p *parser) sandbox(n *yaml.Node, s *Sandbox) error {
 					return err
 				}
 			}
+		case "limits":
+			lp, err := yamlx.Pairs(p.file, field, v)
+			if err != nil {
+				return err
+			}
+			for _, l := range lp {
+				if err := ParseLimit(p.file, field+"."+l[0].Value, l[0].Value, l[1], &s.Limits); err != nil {
+					if errors.Is(err, yamlx.ErrUnknownField) {
+						return yamlx.Errorf(p.file, l[0], field+"."+l[0].Value, yamlx.ErrUnknownField, "(known: %s)", strings.Join(LimitKeys, ", "))
+					}
+					return err
+				}
+			}
 		default:
 			p.warn(k, field, "unknown key; ignored")
 		}
@@ -420,6 +437,15 @@ func (p *parser) security(n *yaml.Node, s *Security) error {
 			}
 			if s.FailMode != FailClosed && s.FailMode != FailOpen {
 				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%q must be closed or open", s.FailMode)
+			}
+		case "allowed_env_names":
+			if s.AllowedEnvNames, err = yamlx.Strings(p.file, field, v); err != nil {
+				return err
+			}
+			for i, name := range s.AllowedEnvNames {
+				if !ValidEnvName(name) {
+					return yamlx.Errorf(p.file, v.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue, "%q is not an environment variable name", name)
+				}
 			}
 		case "remote_resources":
 			if err := p.remote(v, field, &s.RemoteResources); err != nil {

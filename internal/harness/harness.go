@@ -1,8 +1,8 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
-	"github.com/fullsend-ai/fullsend/internal/config"
 	"maps"
 	"slices"
 	"sort"
@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -43,6 +44,9 @@ type Harness struct {
 	ValidationLoop *ValidationLoop
 	Env            Env
 	TimeoutMinutes int
+	// Resources lowers the org's sandbox.limits for this harness (a zero
+	// field is not set; a raise is a validation error).
+	Resources config.Limits
 
 	AllowedRemoteResources []string // canonical prefixes; after Load, the union of the base chain
 	AllowRuntimeFetch      bool
@@ -287,6 +291,8 @@ func (d decoder) fields(n *yaml.Node, path string, h *Harness, overlay bool) err
 			err = d.validationLoop(v, field, h)
 		case "env":
 			err = d.env(v, field, h)
+		case "resources":
+			err = d.resources(v, field, h)
 		case "security":
 			err = d.security(v, field, h)
 		case "forge":
@@ -424,6 +430,7 @@ func (d decoder) env(n *yaml.Node, path string, h *Harness) error {
 			if !config.ValidEnvName(e[0].Value) {
 				return d.errf(e[0], field+"."+e[0].Value, yamlx.ErrValue, "%q is not an environment variable name", e[0].Value)
 			}
+			h.origin(field+"."+e[0].Value, e[0])
 		}
 		switch kv[0].Value {
 		case "runner":
@@ -434,6 +441,28 @@ func (d decoder) env(n *yaml.Node, path string, h *Harness) error {
 			return d.errf(kv[0], field, yamlx.ErrUnknownField, "")
 		}
 		h.mark(field, kv[1])
+	}
+	return nil
+}
+
+// resources decodes a resources: block (the keys of config's
+// sandbox.limits). Each value's origin is recorded under its canonical text
+// so that, after merging, a raise is reported where it was written.
+func (d decoder) resources(n *yaml.Node, path string, h *Harness) error {
+	pairs, err := yamlx.Pairs(d.file, path, n)
+	if err != nil {
+		return err
+	}
+	for _, kv := range pairs {
+		field := path + "." + kv[0].Value
+		if err := config.ParseLimit(d.file, field, kv[0].Value, kv[1], &h.Resources); err != nil {
+			if errors.Is(err, yamlx.ErrUnknownField) {
+				return d.errf(kv[0], field, yamlx.ErrUnknownField, "(known: %s)", strings.Join(config.LimitKeys, ", "))
+			}
+			return err
+		}
+		h.mark(field, kv[1])
+		h.origin(field+"\x00"+h.Resources.Value(kv[0].Value), kv[1])
 	}
 	return nil
 }

@@ -34,6 +34,11 @@ var (
 	// host files or secrets reach the sandbox; declare such entries in a
 	// local harness that uses the remote one as its base.
 	ErrRemoteExpansion = errors.New("${VAR} expansion is not allowed in remote content (declare the entry in a local harness)")
+	// ErrRemoteRunnerEnv: remote content may not set env.runner at all. It
+	// is the environment of host scripts, which run outside the sandbox;
+	// a variable there (LD_PRELOAD, BASH_ENV, PATH, …) chosen by a remote
+	// author is code execution on the runner host.
+	ErrRemoteRunnerEnv = errors.New("env.runner is not allowed in remote content: it is the environment of host scripts (declare it in a local harness)")
 )
 
 // LoadOptions configures Load and LoadRemote.
@@ -404,10 +409,16 @@ func absolutize(h *Harness, baseURL string) error {
 				return err
 			}
 		}
+		if len(h.Env.Runner) > 0 {
+			field := prefix + "env.runner"
+			k := sortedKeys(h.Env.Runner)[0]
+			pos := h.Pos(field+"."+k, h.Env.Runner[k])
+			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field + "." + k, Err: ErrRemoteRunnerEnv}
+		}
 		for _, e := range []struct {
 			name string
 			m    map[string]string
-		}{{"env.runner", h.Env.Runner}, {"env.sandbox", h.Env.Sandbox}} {
+		}{{"env.sandbox", h.Env.Sandbox}} {
 			for _, k := range sortedKeys(e.m) {
 				if strings.Contains(e.m[k], "${") {
 					field := prefix + e.name + "." + k

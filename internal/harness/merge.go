@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/config"
 )
 
 // Merge composes a child harness over its base (or a forge overlay over its
@@ -18,6 +20,7 @@ import (
 //     (exact duplicates dropped);
 //   - host_files: concatenated, the last entry for a given dest wins;
 //   - env.runner / env.sandbox: maps merged, child keys win;
+//   - resources: per key, the lower value (a child never raises its base);
 //   - validation_loop: per key, child wins;
 //   - forge: overlays merged per forge name with these same rules;
 //   - allowed_remote_resources: the union;
@@ -86,6 +89,7 @@ func Merge(base, child *Harness) *Harness {
 	m.HostFiles = mergeHostFiles(base.HostFiles, child.HostFiles)
 	m.Env.Runner = mergeMap(base.Env.Runner, child.Env.Runner)
 	m.Env.Sandbox = mergeMap(base.Env.Sandbox, child.Env.Sandbox)
+	m.Resources = config.Min(base.Resources, child.Resources)
 
 	if base.ValidationLoop != nil || child.ValidationLoop != nil {
 		vl := &ValidationLoop{}

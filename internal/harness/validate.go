@@ -74,6 +74,9 @@ func (h *Harness) Check(cfg *config.Config) ([]Resolved, error) {
 	if err := h.checkShape(""); err != nil {
 		return nil, err
 	}
+	if err := h.checkTrust(cfg); err != nil {
+		return nil, err
+	}
 	for _, name := range h.ForgeNames() {
 		o := *h.Forge[name]
 		o.origins = filterPrefix(h.origins, "forge."+name+".")

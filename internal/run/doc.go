@@ -22,7 +22,9 @@
 // target repository and the scan options. It writes nothing and starts
 // nothing. Execute then runs the phases, each timed in the report:
 //
-//	pre_script   host, env.runner + FULLSEND_RUN_DIR/OUTPUT_DIR, log pre_script.log
+//	pre_script   host, env.runner + FULLSEND_RUN_DIR/OUTPUT_DIR, log pre_script.log;
+//	             every host script runs in a fresh empty private directory, never
+//	             the run dir (whose output/ the agent wrote)
 //	host_scan    repo CLAUDE.md, AGENTS.md, .claude/skills/**/SKILL.md; the org
 //	             AGENTS.md when it will be injected; the agent definition and every
 //	             skill and plugin file (origin remote for cached remote skills)

@@ -178,7 +178,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		Version: ReportVersion, RunID: id, Status: StatusRunning, StartedAt: start.UTC(), dir: dir,
 		Harness: HarnessInfo{Source: p.Source, SHA256: p.SHA256, Forge: p.Forge}, GraphHash: p.GraphHash,
 		Runtime: p.Runtime, Agent: p.AgentName,
-		Sandbox:    SandboxInfo{Backend: p.Backend, Network: p.Spec.Network.Allow, Mounts: p.Spec.Mounts, Image: p.Spec.Image},
+		Sandbox:    SandboxInfo{Backend: p.Backend, Network: p.Spec.Network.Allow, Mounts: p.Spec.Mounts, Image: p.Spec.Image, Limits: p.Limits},
 		Target:     TargetInfo{Repo: p.TargetRepo, Dir: p.RepoDir()},
 		Validation: Validation{Schema: p.Schema, Script: p.ValidationScript, MaxIterations: p.MaxIterations, Iterations: []Iteration{}},
 		Findings:   []FindingRecord{},
@@ -215,7 +215,7 @@ func (x *execution) execute(ctx context.Context) error {
 	p := x.plan
 	if p.PreScript != "" {
 		if err := x.phase("pre_script", func() error {
-			return runHostScript(ctx, "pre_script", p.PreScript, x.dir, filepath.Join(x.dir, PreScriptLog), x.scriptEnv(nil), p.ScriptTimeout)
+			return runHostScript(ctx, "pre_script", p.PreScript, filepath.Join(x.dir, PreScriptLog), x.scriptEnv(nil), p.ScriptTimeout)
 		}); err != nil {
 			return err
 		}
@@ -245,7 +245,7 @@ func (x *execution) execute(ctx context.Context) error {
 	}
 	if p.PostScript != "" {
 		return x.phase("post_script", func() error {
-			return runHostScript(ctx, "post_script", p.PostScript, x.dir, filepath.Join(x.dir, PostScriptLog), x.scriptEnv(map[string]string{
+			return runHostScript(ctx, "post_script", p.PostScript, filepath.Join(x.dir, PostScriptLog), x.scriptEnv(map[string]string{
 				"FULLSEND_RESULT_FILE": x.resultHostPath(),
 			}), p.ScriptTimeout)
 		})
@@ -730,7 +730,7 @@ func (x *execution) validate(ctx context.Context, v *schemaValidator, i int) ([]
 	}
 	if p.ValidationScript != "" {
 		log := filepath.Join(x.dir, fmt.Sprintf("validation_script.%d.log", i))
-		err := runHostScript(ctx, "validation_loop.script", p.ValidationScript, x.dir, log, x.scriptEnv(map[string]string{
+		err := runHostScript(ctx, "validation_loop.script", p.ValidationScript, log, x.scriptEnv(map[string]string{
 			"FULLSEND_RESULT_FILE": file, "FULLSEND_SCHEMA_FILE": p.Schema, "FULLSEND_ITERATION": fmt.Sprint(i),
 		}), p.ScriptTimeout)
 		if ctx.Err() != nil {

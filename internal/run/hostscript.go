@@ -32,16 +32,27 @@ func (e *ScriptError) Error() string {
 func (e *ScriptError) Unwrap() error { return e.Err }
 
 // runHostScript runs a local script on the runner host: the runner's
-// environment plus env (env.runner and FULLSEND_* values), working directory
-// dir, stdout and stderr captured into logFile, bounded by timeout. The
-// script runs in its own process group, killed as a whole on timeout or
-// cancellation. A script without the executable bit runs through /bin/sh.
-func runHostScript(ctx context.Context, field, script, dir, logFile string, env map[string]string, timeout time.Duration) error {
-	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+// environment plus env (env.runner and FULLSEND_* values), stdout and stderr
+// captured into logFile, bounded by timeout. The script runs in its own
+// process group, killed as a whole on timeout or cancellation. A script
+// without the executable bit runs through /bin/sh.
+//
+// Trust: the working directory is a fresh, empty, private directory made for
+// this script and removed after it, never the run directory, whose output/
+// holds files the agent wrote (a relative path in a script, or a loader
+// variable, must not reach them). The agent's output reaches the script only
+// as data: a path in FULLSEND_OUTPUT_DIR / FULLSEND_RESULT_FILE.
+func runHostScript(ctx context.Context, field, script, logFile string, env map[string]string, timeout time.Duration) error {
+	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
 	defer log.Close()
+	dir, err := os.MkdirTemp("", "fullsend-script-")
+	if err != nil {
+		return &ScriptError{Field: field, Script: script, ExitCode: -1, Log: logFile, Err: fmt.Errorf("working directory: %w", err)}
+	}
+	defer os.RemoveAll(dir)
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)

@@ -130,6 +130,9 @@ type Plan struct {
 	MaxIterations    int           `json:"max_iterations"`
 	WallTime         time.Duration `json:"wall_time"`
 	ScriptTimeout    time.Duration `json:"script_timeout"`
+	// Limits are the resource limits in force: the org's sandbox.limits
+	// lowered by the harness's resources:.
+	Limits config.Limits `json:"limits"`
 
 	TargetRepo   string `json:"target_repo,omitempty"` // host dir; "" = empty working dir
 	RepoName     string `json:"repo_name"`
@@ -575,6 +578,10 @@ func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
 	}
 	p.Spec.Network.Allow = sortedUnique(allow)
 	p.Spec.Limits.WallTime = p.WallTime
+	p.Limits = cfg.Sandbox.Limits.Lower(h.Resources)
+	p.Spec.Limits.MemoryBytes = p.Limits.MemoryBytes
+	p.Spec.Limits.Pids = int(p.Limits.Pids)
+	p.Spec.Limits.CPUs = p.Limits.CPUs
 	p.Spec.Image = h.Image
 	if p.Spec.Image == "" {
 		p.Spec.Image = cfg.Sandbox.Docker.Image

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -88,6 +89,9 @@ type SandboxInfo struct {
 	Network      []string             `json:"network_allow,omitempty"`
 	Mounts       []sandbox.Mount      `json:"mounts,omitempty"`
 	Image        string               `json:"image,omitempty"`
+	// Limits are the resource limits in force (config sandbox.limits
+	// lowered by the harness resources:).
+	Limits config.Limits `json:"limits"`
 }
 
 // TargetInfo is the repository the agent worked on.
