@@ -65,7 +65,7 @@ type Docker struct {
 
 // Security holds the security settings.
 type Security struct {
-	FailMode        string // "closed" (default) | "open"
+	FailMode string // "closed" (default) | "open"
 	// AllowedEnvNames are env names a harness may set although
 	// RefusedEnvPattern matches them (security.allowed_env_names).
 	AllowedEnvNames []string

@@ -21,10 +21,21 @@
 // gitlab, API URLs are https, token_env values are environment variable
 // names, and the remote context-injection scan cannot be turned off.
 //
+// # Trust rules owned here
+//
+// envrule.go is the one list of environment variable names a harness may
+// not set (loader, shell and interpreter variables: RefusedEnvPatterns),
+// and CheckEnvName the one check, which security.allowed_env_names can
+// relax by exact name only. limits.go owns sandbox.limits (the org's
+// resource limits for every run) and the parser a harness's resources:
+// block shares, so that both accept the same keys and size units
+// (ParseSize: bytes, K/M/G decimal, Ki/Mi/Gi binary).
+//
 // # Defaults
 //
 // A missing file is Default(): fail_mode closed, timeout 30s, 10 MiB, depth
-// 10, 50 resources, local ML threshold 0.92, remote 0.95, forges github.com
+// 10, 50 resources, sandbox.limits memory 4GiB, pids 1024, cpus 2, tmp_size
+// 1GiB, workspace_size 10GiB, output_size 64MiB, local ML threshold 0.92, remote 0.95, forges github.com
 // (https://api.github.com, GITHUB_TOKEN) and gitlab.com
 // (https://gitlab.com/api/v4, GITLAB_TOKEN). Forges listed in the file are
 // added to the defaults; listing github.com or gitlab.com replaces that
