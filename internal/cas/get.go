@@ -159,9 +159,14 @@ type entryFS interface {
 	close()
 }
 
+// testOnlyEntryFS lets tests inject I/O faults below checkEntry (the
+// identity otherwise).
+var testOnlyEntryFS = func(dir entryFS) entryFS { return dir }
+
 // checkEntry verifies the entry whose directory is dir against d, keeping
 // the bytes k asks for.
 func checkEntry(dir entryFS, d ref.Digest, k *readOpts) (Entry, error) {
+	dir = testOnlyEntryFS(dir)
 	ents, err := dir.list()
 	if err != nil {
 		return Entry{}, err

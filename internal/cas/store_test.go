@@ -3,10 +3,12 @@ package cas
 import (
 	"encoding/json"
 	"errors"
+	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -388,20 +390,99 @@ func TestPutReplacesCorruptEntry(t *testing.T) {
 	}
 }
 
+// faultFS injects an I/O error (err) below the verifier: reading the
+// file named file, or listing the directory named listDir ("." is the
+// entry directory), in the entry directory and below.
+type faultFS struct {
+	entryFS
+	here, file, listDir string
+	err                 error
+}
+
+func (f faultFS) list() ([]dirEnt, error) {
+	if f.listDir == f.here {
+		return nil, f.err
+	}
+	return f.entryFS.list()
+}
+
+func (f faultFS) sub(name string) (entryFS, error) {
+	s, err := f.entryFS.sub(name)
+	if err != nil {
+		return nil, err
+	}
+	g := f
+	g.entryFS, g.here = s, name
+	return g, nil
+}
+
+func (f faultFS) readSmall(name string, limit int64) ([]byte, error) {
+	if name == f.file {
+		return nil, f.err
+	}
+	return f.entryFS.readSmall(name, limit)
+}
+
+func (f faultFS) hash(name string, h hash.Hash, buf []byte, keep int64) (ref.Digest, int64, []byte, error) {
+	if name == f.file {
+		return "", 0, nil, f.err
+	}
+	return f.entryFS.hash(name, h, buf, keep)
+}
+
+// TestIOErrorDoesNotRemove: a read that fails (EIO from a bad disk or a
+// network filesystem, or a permission error) is an I/O error, not
+// corruption: Get, GetTreeFiles and Verify report it and leave the entry in
+// place, and it verifies again once the fault is gone. Faults are injected
+// below the verifier (testOnlyEntryFS), so this runs as root too.
 func TestIOErrorDoesNotRemove(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root ignores file modes")
-	}
-	s := newStore(t)
-	e := must(s.PutFile("", Metadata{}, []byte("x")))
-	os.Chmod(e.ContentPath, 0)
-	t.Cleanup(func() { os.Chmod(e.ContentPath, 0o600) })
-	_, err := s.Get(e.Digest)
-	if err == nil || errors.Is(err, ErrCorrupt) || !errors.Is(err, fs.ErrPermission) {
-		t.Errorf("Get = %v, want a permission error, not ErrCorrupt", err)
-	}
-	if _, err := os.Stat(e.Dir); err != nil {
-		t.Errorf("entry removed on an I/O error: %v", err)
+	eio := &fs.PathError{Op: "read", Path: "injected", Err: syscall.EIO}
+	perm := &fs.PathError{Op: "open", Path: "injected", Err: fs.ErrPermission}
+	for _, c := range []struct {
+		name  string
+		tree  bool
+		fault faultFS
+	}{
+		{"file content", false, faultFS{file: contentName, err: eio}},
+		{"file metadata", false, faultFS{file: metadataName, err: eio}},
+		{"entry listing", false, faultFS{listDir: ".", err: eio}},
+		{"tree file", true, faultFS{file: "util.sh", err: eio}},
+		{"tree listing", true, faultFS{listDir: treeName, err: eio}},
+		{"tree subdirectory listing", true, faultFS{listDir: "lib", err: eio}},
+		{"permission", true, faultFS{file: "SKILL.md", err: perm}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStore(t)
+			var e Entry
+			if c.tree {
+				e = must(s.PutTree("", Metadata{}, sampleTree))
+			} else {
+				e = must(s.PutFile("", Metadata{}, []byte("x")))
+			}
+			testOnlyEntryFS = func(dir entryFS) entryFS {
+				f := c.fault
+				f.entryFS, f.here = dir, "."
+				return f
+			}
+			defer func() { testOnlyEntryFS = func(dir entryFS) entryFS { return dir } }()
+			_, err := s.Get(e.Digest)
+			if err == nil || errors.Is(err, ErrCorrupt) || !errors.Is(err, c.fault.err) {
+				t.Errorf("Get = %v, want the injected error, not ErrCorrupt", err)
+			}
+			if _, _, err := s.GetTreeFiles(e.Digest, "SKILL.md"); err == nil || errors.Is(err, ErrCorrupt) {
+				t.Errorf("GetTreeFiles = %v, want the injected error, not ErrCorrupt", err)
+			}
+			if problems, err := s.Verify(); err != nil || len(problems) != 1 || errors.Is(problems[0], ErrCorrupt) || !errors.Is(problems[0], c.fault.err) {
+				t.Errorf("Verify = %v %v, want one I/O problem", problems, err)
+			}
+			if _, err := os.Stat(e.Dir); err != nil {
+				t.Fatalf("entry removed on an I/O error: %v", err)
+			}
+			testOnlyEntryFS = func(dir entryFS) entryFS { return dir }
+			if _, err := s.Get(e.Digest); err != nil {
+				t.Errorf("entry does not verify once the fault is gone: %v", err)
+			}
+		})
 	}
 }
 

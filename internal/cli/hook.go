@@ -37,18 +37,30 @@ Hooks:
 	}
 	for _, h := range hooks.All() {
 		name := h.Name
-		cmd.AddCommand(&cobra.Command{
+		var allow []string
+		sub := &cobra.Command{
 			Use:   name,
 			Short: h.Summary,
 			Args:  cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
-				_, err := hooks.Handle(c.Context(), name, env.Stdin, env.Stdout, hooks.NewEnv(env.Getenv))
+				henv := hooks.NewEnv(env.Getenv)
+				if c.Flags().Changed(hooks.AllowFlag) {
+					// The lists on the command line (written by the runtime
+					// into settings.json) replace FULLSEND_TOOL_ALLOWLIST.
+					henv.ToolAllowlists = allow
+				}
+				_, err := hooks.Handle(c.Context(), name, env.Stdin, env.Stdout, henv)
 				if err != nil {
 					return &ExitError{Code: hookBlockCode, Err: err}
 				}
 				return nil
 			},
-		})
+		}
+		if name == hooks.ToolAllowlistHook {
+			sub.Flags().StringArrayVar(&allow, hooks.AllowFlag, nil,
+				"a tool allowlist in Claude Code permission syntax, e.g. 'Bash(gh,jq),Read' (repeatable: each must permit the call; replaces "+hooks.EnvToolAllowlist+")")
+		}
+		cmd.AddCommand(sub)
 	}
 	return cmd
 }

@@ -84,3 +84,27 @@ func TestHookCommandFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// The allowlist travels on the hook's command line (settings.json); the
+// environment cannot loosen it, and a broken or empty list blocks.
+func TestHookAllowFlag(t *testing.T) {
+	tamper := map[string]string{"FULLSEND_TOOL_ALLOWLIST": ""}
+	code, stdout, stderr := runHook(t, hookPayload(t, "pre_bash_gh"), tamper, "tool-allowlist-pretool", "--allow", "Bash(gh,jq),Read")
+	if code != 0 || stdout != "" || stderr != "" {
+		t.Fatalf("gh | jq under Bash(gh,jq): code %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	code, stdout, _ = runHook(t, hookPayload(t, "pre_bash_gh"), map[string]string{"FULLSEND_TOOL_ALLOWLIST": "Bash"}, "tool-allowlist-pretool", "--allow", "Bash(gh)")
+	if code != 0 || !strings.Contains(stdout, `"permissionDecision":"deny"`) || !strings.Contains(stdout, `Bash command \"jq\" is not allowed`) {
+		t.Fatalf("jq under --allow Bash(gh) with a wider variable: code %d stdout %q", code, stdout)
+	}
+	code, stdout, _ = runHook(t, hookPayload(t, "pre_bash_gh"), nil, "tool-allowlist-pretool", "--allow", "Bash(gh,jq)", "--allow", "Bash(gh)")
+	if code != 0 || !strings.Contains(stdout, `"permissionDecision":"deny"`) {
+		t.Fatalf("two lists, the second refuses jq: code %d stdout %q", code, stdout)
+	}
+	for _, args := range [][]string{{"--allow", ""}, {"--allow", "Bash(gh"}, {"--allow=Read", "--nope"}} {
+		code, stdout, stderr := runHook(t, hookPayload(t, "pre_bash_gh"), nil, append([]string{"tool-allowlist-pretool"}, args...)...)
+		if code != hookBlockCode || stdout != "" || oneStderrLine(t, stderr) == "" {
+			t.Errorf("%q: code %d stdout %q stderr %q, want exit 2 (Claude Code blocks)", args, code, stdout, stderr)
+		}
+	}
+}

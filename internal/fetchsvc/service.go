@@ -174,6 +174,9 @@ type Service struct {
 
 	used    atomic.Int64 // budget slots taken
 	closing atomic.Bool
+	// afterBudgetCheck, when set (tests only, before any request), runs
+	// in reserve between reading the count and taking the slot.
+	afterBudgetCheck func()
 
 	netOnce sync.Once
 	net     *resolve.Network
@@ -583,6 +586,9 @@ func (s *Service) reserve() bool {
 		n := s.used.Load()
 		if n >= s.max {
 			return false
+		}
+		if s.afterBudgetCheck != nil {
+			s.afterBudgetCheck()
 		}
 		if s.used.CompareAndSwap(n, n+1) {
 			return true

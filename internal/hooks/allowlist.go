@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -80,8 +81,8 @@ func parseAllowRule(e string) (AllowRule, error) {
 		c = strings.TrimSpace(c)
 		c = strings.TrimSuffix(c, ":*")
 		c = strings.TrimSuffix(c, " *")
-		if c == "" || strings.ContainsAny(c, " \t/*") {
-			return AllowRule{}, fmt.Errorf("command %q must be a single program name", c)
+		if !validCommand(c) {
+			return AllowRule{}, fmt.Errorf("command %q must be a single program name (letters, digits, . _ + -)", c)
 		}
 		r.Commands = append(r.Commands, c)
 	}
@@ -114,23 +115,92 @@ func (r AllowRule) matchesTool(tool string) bool {
 	return r.Tool == tool
 }
 
+// validCommand reports whether c can name a program in a Bash(...) rule:
+// letters, digits and . _ + -, not starting with '-' or '.'. The set is
+// closed so a canonical allowlist can be quoted into a hook command line.
+func validCommand(c string) bool {
+	if c == "" || c[0] == '-' || c[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		ch := c[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == '+' || ch == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// FormatAllowlist renders rules in canonical form ("Bash(gh,jq),Read"):
+// rules in the given order, no spaces. ParseAllowlist reads it back to the
+// same rules, and it holds only letters, digits and _ - . + * ( ) , so it
+// can be single-quoted into a shell command line as it is.
+func FormatAllowlist(rules []AllowRule) string {
+	var b strings.Builder
+	for i, r := range rules {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(r.Tool)
+		if r.Commands != nil {
+			b.WriteString("(" + strings.Join(r.Commands, ",") + ")")
+		}
+	}
+	return b.String()
+}
+
+// toolAllowlists returns the allowlists in force: Env.ToolAllowlists when
+// set (an empty entry is an error: it would read as "no restriction"),
+// else the FULLSEND_TOOL_ALLOWLIST variable ("" = no restriction).
+func (e *Env) toolAllowlists() ([]string, error) {
+	if e != nil && e.ToolAllowlists != nil {
+		for _, s := range e.ToolAllowlists {
+			if strings.TrimSpace(s) == "" {
+				return nil, fmt.Errorf("empty tool allowlist given; refusing to read it as \"no restriction\"")
+			}
+		}
+		return e.ToolAllowlists, nil
+	}
+	if s := e.getenv(EnvToolAllowlist); s != "" {
+		return []string{s}, nil
+	}
+	return nil, nil
+}
+
 func checkAllowlist(_ context.Context, in *Input, env *Env) (Verdict, error) {
-	spec := env.getenv(EnvToolAllowlist)
-	rules, err := ParseAllowlist(spec)
+	specs, err := env.toolAllowlists()
 	if err != nil {
-		return Verdict{}, err // fail closed on a broken allowlist
+		return Verdict{}, err
 	}
+	for _, spec := range specs {
+		rules, err := ParseAllowlist(spec)
+		if err != nil {
+			return Verdict{}, err // fail closed on a broken allowlist
+		}
+		if v := permits(rules, spec, in); v.Block {
+			return v, nil
+		}
+	}
+	return Verdict{}, nil
+}
+
+// permits applies one allowlist to a tool call. The call's tool name, or
+// one of its aliases (Input.ToolAliases), must match a rule; a Bash call
+// matched only by Bash(...) rules must consist of simple commands whose
+// programs are all in the union of those rules' command lists.
+func permits(rules []AllowRule, spec string, in *Input) Verdict {
 	if len(rules) == 0 {
-		return Verdict{}, nil
+		return Verdict{}
 	}
+	names := append([]string{in.ToolName}, in.ToolAliases...)
 	var bashCmds []string
 	bashAny := false
 	for _, r := range rules {
-		if !r.matchesTool(in.ToolName) {
+		if !slices.ContainsFunc(names, r.matchesTool) {
 			continue
 		}
 		if r.Commands == nil {
-			return Verdict{}, nil
+			return Verdict{}
 		}
 		if in.ToolName == "Bash" {
 			bashCmds = append(bashCmds, r.Commands...)
@@ -139,21 +209,21 @@ func checkAllowlist(_ context.Context, in *Input, env *Env) (Verdict, error) {
 	}
 	if !bashAny {
 		return Verdict{Block: true, Rule: "allowlist.tool", Reason: fmt.Sprintf(
-			"tool %q is not in this agent's tool allowlist (%s)", in.ToolName, spec)}, nil
+			"tool %q is not in this agent's tool allowlist (%s)", in.ToolName, spec)}
 	}
 	cmd := in.inputString("command")
 	progs, err := commandNames(cmd)
 	if err != nil {
 		return Verdict{Block: true, Rule: "allowlist.bash", Reason: fmt.Sprintf(
-			"Bash is limited to %s and %v; write one plain command per call", strings.Join(bashCmds, ", "), err)}, nil
+			"Bash is limited to %s and %v; write one plain command per call", strings.Join(bashCmds, ", "), err)}
 	}
 	for _, p := range progs {
 		if !contains(bashCmds, p) {
 			return Verdict{Block: true, Rule: "allowlist.bash", Reason: fmt.Sprintf(
-				"Bash command %q is not allowed: this agent may run only %s", p, strings.Join(bashCmds, ", "))}, nil
+				"Bash command %q is not allowed: this agent may run only %s", p, strings.Join(bashCmds, ", "))}
 		}
 	}
-	return Verdict{}, nil
+	return Verdict{}
 }
 
 func contains(list []string, s string) bool {

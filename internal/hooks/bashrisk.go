@@ -53,9 +53,12 @@ var riskRules = []riskRule{
 		regexp.MustCompile(`\b(?:unset\s+(?:-v\s+)?|export\s+|declare\s+-x\s+)?(?:FULLSEND_TOOL_ALLOWLIST|FULLSEND_CANARY_TOKEN|FULLSEND_ALLOWED_SERVICES|CLAUDE_CONFIG_DIR)=|\bunset\s+(?:-v\s+)?(?:FULLSEND_|CLAUDE_CONFIG_DIR)`)},
 }
 
-// protectedRe matches paths of the hook configuration and of the fullsend
-// binary; the agent must not modify them.
-var protectedRe = regexp.MustCompile(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|claude-config/settings(?:\.local)?\.json|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json`)
+// protectedRe matches paths of the hook configuration, of the fullsend
+// binary and of the workspace environment files (/sandbox/workspace/.env
+// and .env.d/, sourced before every claude iteration and every native bash
+// call: a write there would run code past a Bash(...) allowlist and could
+// change the variables the hooks read); the agent must not modify them.
+var protectedRe = regexp.MustCompile(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|claude-config/settings(?:\.local)?\.json|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
 
 // readOnlyProgs may mention protected paths (inspection only).
 var readOnlyProgs = map[string]bool{"cat": true, "ls": true, "head": true, "tail": true, "grep": true, "rg": true,
@@ -118,7 +121,7 @@ func checkBashRisk(_ context.Context, in *Input, _ *Env) (Verdict, error) {
 		}
 		if protectedPath(p) {
 			return Verdict{Block: true, Rule: "bash.hook-config-tampering", Reason: fmt.Sprintf(
-				"%s of %q blocked: the hook configuration, SSH keys and the fullsend binary are off limits to the agent.", in.ToolName, p)}, nil
+				"%s of %q blocked: the hook configuration, the workspace .env files, SSH keys and the fullsend binary are off limits to the agent.", in.ToolName, p)}, nil
 		}
 	}
 	return Verdict{}, nil

@@ -11,12 +11,43 @@
 //
 //	bash-risk-pretool          PreToolUse  Bash|Write|Edit|…  dangerous command shapes; edits of hook config
 //	ssrf-pretool               PreToolUse  Bash|WebFetch|mcp  internal / metadata addresses (internal/netguard)
-//	tool-allowlist-pretool     PreToolUse  *                  FULLSEND_TOOL_ALLOWLIST (opt-in)
+//	tool-allowlist-pretool     PreToolUse  *                  tools outside the agent's allowlist (opt-in)
 //	canary-pretool             PreToolUse  *                  canary token in a tool input (exfiltration)
 //	canary-posttool            PostToolUse *                  canary token in tool output (secret read)
 //	secret-redact-posttool     PostToolUse *                  secrets in tool output
 //	unicode-posttool           PostToolUse *                  bidi, tag, zero-width characters in tool output
 //	context-suppress-posttool  PostToolUse *                  prompt-injection text in tool output
+//
+// # Tool allowlist
+//
+// An agent definition restricts its tools with a frontmatter `tools:` in
+// Claude Code permission syntax ("Bash(gh,curl,jq), Skill", or a YAML
+// list); AgentAllowlist reads it and RunAllowlists adds the runner's list
+// (each list must permit a call). Both runtimes enforce it unless the
+// harness sets security.sandbox_hooks.tool_allowlist: false: claude wires
+// tool-allowlist-pretool, native runs the same check host-side. A tool is
+// permitted when a rule names it (or a prefix ending in '*'); a Bash call
+// under Bash(a,b) rules must be simple commands whose programs (basename
+// of the first word after VAR=value assignments, in every pipeline
+// segment, list element, subshell and group) are all listed; command and
+// process substitution are refused. Redirection targets are not programs.
+//
+// Where the list lives, and what the agent can touch: Settings puts it on
+// the hook's command line (`fullsend hook tool-allowlist-pretool --allow
+// 'LIST'`) inside the settings files, never in the environment, because
+// /sandbox/workspace/.env and .env.d/ are in the writable workspace and
+// are sourced before every iteration. The settings files are writable by
+// the agent too; Claude Code reads hooks once at start, the bash risk hook
+// refuses edits of them, and the claude runtime rewrites them (and checks
+// the repo's own settings again) before every iteration, so an edit never
+// reaches a later hook run. The fullsend binary is a read-only mount. With
+// --allow given, FULLSEND_TOOL_ALLOWLIST is ignored; the variable remains
+// only for running the hook by hand.
+//
+// The allowlist decides which programs a command starts, not what an
+// allowed program then does (gh aliases and extensions, curl -o, a git
+// hook): it is a tripwire like the other hooks, and the sandbox's mounts
+// and network allowlist stay the boundary.
 //
 // # Protocol and failure
 //

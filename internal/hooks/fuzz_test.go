@@ -48,3 +48,29 @@ func FuzzHandle(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseAllowlist: whatever parses renders to a canonical form that
+// parses back to the same rules and holds no byte a single-quoted shell
+// word (the hook command line in settings.json) could be broken by.
+func FuzzParseAllowlist(f *testing.F) {
+	for _, s := range []string{"Bash(gh,curl,jq), Skill", "Read,Bash(gh:*)", "mcp__x__*", "Bash(", "Bash(g'h)", " , ", "Bash(python3,g++)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rules, err := ParseAllowlist(s)
+		if err != nil {
+			return
+		}
+		canon := FormatAllowlist(rules)
+		for i := 0; i < len(canon); i++ {
+			c := canon[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_-.+*(),", c) >= 0) {
+				t.Fatalf("%q renders as %q with byte %q", s, canon, c)
+			}
+		}
+		again, err := ParseAllowlist(canon)
+		if err != nil || FormatAllowlist(again) != canon || len(again) != len(rules) {
+			t.Fatalf("%q → %q → %v %v", s, canon, again, err)
+		}
+	})
+}

@@ -32,6 +32,10 @@ type Input struct {
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolResponse   json.RawMessage `json:"tool_response"`
 	ToolUseID      string          `json:"tool_use_id"`
+	// ToolAliases are further Claude Code tool names the same call may be
+	// permitted under by a tool allowlist (the native runtime sets them,
+	// e.g. list_dir is LS or Glob). Never read from a payload.
+	ToolAliases []string `json:"-"`
 }
 
 // Verdict is a hook's decision. The zero Verdict allows the tool call (or,
@@ -60,6 +64,11 @@ type Env struct {
 	// Getenv reads the hook process environment (FULLSEND_TOOL_ALLOWLIST,
 	// FULLSEND_CANARY_TOKEN, FULLSEND_ALLOWED_SERVICES).
 	Getenv func(string) string
+	// ToolAllowlists, when non-nil, are the tool allowlists in force (each
+	// must permit a call) and FULLSEND_TOOL_ALLOWLIST is not read. The CLI
+	// fills it from the hook's --allow arguments, the native runtime from
+	// the agent definition.
+	ToolAllowlists []string
 	// Secrets, Injection and Unicode override the built-in detectors when
 	// non-nil (NewEnv plugs in internal/scan).
 	Secrets   TextScanner

@@ -10,17 +10,30 @@ import (
 // HookTimeoutSeconds is the per-hook timeout written into settings.json.
 const HookTimeoutSeconds = 30
 
+// ToolAllowlistHook is the name of the tool allowlist hook; AllowFlag is
+// its command-line flag carrying one allowlist (repeatable).
+const (
+	ToolAllowlistHook = "tool-allowlist-pretool"
+	AllowFlag         = "allow"
+)
+
 // Select returns the hooks to install: every default hook not in disabled,
-// plus the opt-in hooks named in optIn. Unknown names are an error.
+// plus the opt-in hooks named in optIn unless disabled. disabled may name
+// hooks or harness security.sandbox_hooks keys ("tool_allowlist", "ssrf",
+// …; see HarnessDisabled). Unknown names are an error.
 func Select(disabled, optIn []string) ([]Hook, error) {
-	for _, n := range append(append([]string(nil), disabled...), optIn...) {
+	off, err := disabledSet(disabled)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range optIn {
 		if _, ok := Lookup(n); !ok {
 			return nil, fmt.Errorf("hook %q: %w (known: %s)", n, ErrUnknownHook, strings.Join(Names(), ", "))
 		}
 	}
 	var out []Hook
 	for _, h := range all {
-		if contains(disabled, h.Name) {
+		if off[h.Name] {
 			continue
 		}
 		if h.OptIn && !contains(optIn, h.Name) {
@@ -29,6 +42,30 @@ func Select(disabled, optIn []string) ([]Hook, error) {
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// Disabled reports whether the hook name is switched off by disabled (hook
+// names or harness keys, as Select takes them). Unknown names are an error.
+func Disabled(disabled []string, name string) (bool, error) {
+	off, err := disabledSet(disabled)
+	return off[name], err
+}
+
+func disabledSet(disabled []string) (map[string]bool, error) {
+	off := map[string]bool{}
+	for _, n := range disabled {
+		if hs, ok := harnessGroups[n]; ok {
+			for _, h := range hs {
+				off[h] = true
+			}
+			continue
+		}
+		if _, ok := Lookup(n); !ok {
+			return nil, fmt.Errorf("hook %q: %w (known: %s)", n, ErrUnknownHook, strings.Join(Names(), ", "))
+		}
+		off[n] = true
+	}
+	return off, nil
 }
 
 type settingsHook struct {
@@ -47,15 +84,39 @@ type settingsMatcher struct {
 // so a PATH change cannot substitute it). Hooks keep their order within each
 // event; every hook is its own matcher group so one hook's matcher never
 // widens another's.
-func Settings(binary string, hs []Hook) ([]byte, error) {
+//
+// The tool allowlist hook gets each of allowlists as `--allow 'LIST'` on
+// its command line (canonical form, see FormatAllowlist), so the list
+// lives in the settings file the runtime rewrites, not in an environment
+// the agent can influence. Wiring that hook without an allowlist, or an
+// allowlist that does not parse, is an error.
+func Settings(binary string, hs []Hook, allowlists ...string) ([]byte, error) {
 	if !strings.HasPrefix(binary, "/") || strings.ContainsAny(binary, " \t\n'\"$`\\;&|") {
 		return nil, fmt.Errorf("hook binary %q: must be an absolute path without shell metacharacters", binary)
 	}
+	var allowArgs string
+	for _, a := range allowlists {
+		rules, err := ParseAllowlist(a)
+		if err != nil {
+			return nil, err
+		}
+		if len(rules) == 0 {
+			return nil, fmt.Errorf("tool allowlist %q: empty", a)
+		}
+		allowArgs += " --" + AllowFlag + " '" + FormatAllowlist(rules) + "'"
+	}
 	events := map[string][]settingsMatcher{}
 	for _, h := range hs {
+		cmd := binary + " hook " + h.Name
+		if h.Name == ToolAllowlistHook {
+			if allowArgs == "" {
+				return nil, fmt.Errorf("hook %s: wired without a tool allowlist", h.Name)
+			}
+			cmd += allowArgs
+		}
 		events[h.Event] = append(events[h.Event], settingsMatcher{
 			Matcher: h.Matcher,
-			Hooks:   []settingsHook{{Type: "command", Command: binary + " hook " + h.Name, Timeout: HookTimeoutSeconds}},
+			Hooks:   []settingsHook{{Type: "command", Command: cmd, Timeout: HookTimeoutSeconds}},
 		})
 	}
 	doc := map[string]any{

@@ -185,3 +185,29 @@ func TestInPrefixes(t *testing.T) {
 		t.Error("invalid address in prefixes")
 	}
 }
+
+// TestWildcardIsSubdomainsOnly: "*.github.io" matches names below
+// github.io and nothing else: not github.io itself, not a name that merely
+// ends in the same letters, not a name that only contains it.
+func TestWildcardIsSubdomainsOnly(t *testing.T) {
+	pats := []string{"*.github.io"}
+	for host, want := range map[string]bool{
+		"a.github.io":       true,
+		"A.GitHub.IO.":      true,
+		"x.y.github.io:443": true,
+		"github.io":         false,
+		"github.io.":        false,
+		".github.io":        false,
+		"evilgithub.io":     false,
+		"a.evilgithub.io":   false,
+		"github.io.evil":    false,
+		"a.github.io.evil":  false,
+		"agithub.io":        false,
+		"github.iox":        false,
+	} {
+		i, ok := MatchHost(host, pats)
+		if ok != want || (ok && i != 0) || (!ok && i != -1) {
+			t.Errorf("MatchHost(%q, *.github.io) = %d %v, want %v", host, i, ok, want)
+		}
+	}
+}

@@ -51,12 +51,12 @@ func init() {
 // Runtime runs Claude Code. Create one per run with New.
 type Runtime struct {
 	canary     string
-	allowlist  []string
 	agent      string
 	workDir    string
 	lastResult string
 	iterations int
 	hooksOn    bool         // BootstrapHooks wrote SettingsPath
+	settings   []byte       // what BootstrapHooks wrote; restored before every Run
 	transcript bytes.Buffer // raw stream-json of every iteration
 	debugLogs  []string     // sandbox paths
 }
@@ -95,10 +95,26 @@ func (r *Runtime) Env(in runtime.BootstrapInput) map[string]string {
 		"IS_SANDBOX":                               "1", // lets --permission-mode bypassPermissions run as root
 		hooks.EnvCanaryToken:                       r.canary,
 	}
-	if len(in.ToolAllowlist) > 0 {
-		env[hooks.EnvToolAllowlist] = strings.Join(in.ToolAllowlist, ",")
-	}
+	// The tool allowlist is deliberately not exported: it travels on the
+	// hook's command line in settings.json (see BootstrapHooks).
 	return env
+}
+
+// runAllowlists returns the tool allowlists of the run: the agent
+// definition's `tools:` and BootstrapInput.ToolAllowlist, unless the
+// harness disabled the tool allowlist hook (hooks.RunAllowlists). The
+// definition is read from the host copy the runner verified, not from the
+// sandbox copy the agent could edit.
+func runAllowlists(in runtime.BootstrapInput) ([]string, error) {
+	var data []byte
+	if in.AgentFile != "" {
+		b, err := os.ReadFile(in.AgentFile)
+		if err != nil {
+			return nil, fmt.Errorf("agent definition: %w", err)
+		}
+		data = b
+	}
+	return hooks.RunAllowlists(in.AgentFile, data, in.ToolAllowlist, in.DisabledHooks)
 }
 
 func (r *Runtime) fail(op string, err error) error {
@@ -108,12 +124,16 @@ func (r *Runtime) fail(op string, err error) error {
 // Bootstrap implements runtime.Runtime: agent definition, skills (personal
 // level) and plugins under CLAUDE_CONFIG_DIR.
 func (r *Runtime) Bootstrap(ctx context.Context, s sandbox.Session, in runtime.BootstrapInput) error {
+	// A tools: line that does not parse fails the run before anything is
+	// uploaded (BootstrapHooks reads it again to wire the hook).
+	if _, err := runAllowlists(in); err != nil {
+		return r.fail("bootstrap", err)
+	}
 	if err := runtime.UploadConfig(ctx, s, r.ConfigDir(), in); err != nil {
 		return r.fail("bootstrap", err)
 	}
 	r.agent = in.AgentName
 	r.workDir = in.WorkDir()
-	r.allowlist = in.ToolAllowlist
 	return nil
 }
 
@@ -122,19 +142,25 @@ func (r *Runtime) Bootstrap(ctx context.Context, s sandbox.Session, in runtime.B
 // to CLAUDE_CONFIG_DIR/settings.json (user level, so the hooks apply
 // whatever the working directory), and a manifest in .claude/hooks/. It
 // refuses a target repo whose own Claude settings disable hooks.
+//
+// When the agent restricts its tools (frontmatter `tools:`, or
+// BootstrapInput.ToolAllowlist) and the harness does not disable the
+// tool_allowlist hook, tool-allowlist-pretool is wired with the lists on
+// its command line.
 func (r *Runtime) BootstrapHooks(ctx context.Context, s sandbox.Session, in runtime.BootstrapInput) error {
+	allow, err := runAllowlists(in)
+	if err != nil {
+		return r.fail("hooks", err)
+	}
 	var optIn []string
-	if len(in.ToolAllowlist) > 0 {
-		if _, err := hooks.ParseAllowlist(strings.Join(in.ToolAllowlist, ",")); err != nil {
-			return r.fail("hooks", err)
-		}
-		optIn = append(optIn, "tool-allowlist-pretool")
+	if len(allow) > 0 {
+		optIn = append(optIn, hooks.ToolAllowlistHook)
 	}
 	hs, err := hooks.Select(in.DisabledHooks, optIn)
 	if err != nil {
 		return r.fail("hooks", err)
 	}
-	settings, err := hooks.Settings(runtime.FullsendBinary, hs)
+	settings, err := hooks.Settings(runtime.FullsendBinary, hs, allow...)
 	if err != nil {
 		return r.fail("hooks", err)
 	}
@@ -150,9 +176,10 @@ func (r *Runtime) BootstrapHooks(ctx context.Context, s sandbox.Session, in runt
 		Name, Event, Matcher, Summary string
 	}
 	man := struct {
-		Binary string  `json:"binary"`
-		Hooks  []entry `json:"hooks"`
-	}{Binary: runtime.FullsendBinary}
+		Binary         string   `json:"binary"`
+		Hooks          []entry  `json:"hooks"`
+		ToolAllowlists []string `json:"tool_allowlists,omitempty"`
+	}{Binary: runtime.FullsendBinary, ToolAllowlists: allow}
 	for _, h := range hs {
 		man.Hooks = append(man.Hooks, entry{h.Name, h.Event, h.Matcher, h.Summary})
 	}
@@ -163,7 +190,26 @@ func (r *Runtime) BootstrapHooks(ctx context.Context, s sandbox.Session, in runt
 	if err := r.plantDecoy(ctx, s); err != nil {
 		return r.fail("hooks", err)
 	}
-	r.hooksOn = true
+	r.hooksOn, r.settings = true, settings
+	return nil
+}
+
+// restoreHooks rewrites the settings files BootstrapHooks wrote and checks
+// the repo's own settings again, before every iteration: the agent of an
+// earlier iteration may have edited them, and Claude Code reads hooks at
+// start.
+func (r *Runtime) restoreHooks(ctx context.Context, s sandbox.Session, workDir string) error {
+	if !r.hooksOn {
+		return nil
+	}
+	if err := r.checkRepoSettings(ctx, s, workDir); err != nil {
+		return err
+	}
+	for _, p := range []string{SettingsPath, UserSettings} {
+		if err := runtime.WriteFile(ctx, s, p, r.settings); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -299,7 +345,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	for k, v := range in.Env {
 		env[k] = v
 	}
-	for k, v := range r.Env(runtime.BootstrapInput{ToolAllowlist: r.allowlist}) {
+	for k, v := range r.Env(runtime.BootstrapInput{}) {
 		env[k] = v
 	}
 	workDir := in.WorkDir
@@ -308,6 +354,9 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	}
 	if workDir == "" {
 		workDir = runtime.WorkspaceDir
+	}
+	if err := r.restoreHooks(ctx, s, workDir); err != nil {
+		return nil, r.fail("hooks", err)
 	}
 	r.lastResult = in.ResultPath
 	prompt := in.FullPrompt()

@@ -151,7 +151,11 @@ func TestBootstrapLayoutAndHooks(t *testing.T) {
 				if h.Type != "command" || h.Timeout != hooks.HookTimeoutSeconds {
 					t.Errorf("hook entry %+v", h)
 				}
-				got[strings.TrimPrefix(h.Command, "/usr/local/bin/fullsend hook ")] = event + " " + g.Matcher
+				name, args, _ := strings.Cut(strings.TrimPrefix(h.Command, "/usr/local/bin/fullsend hook "), " ")
+				got[name] = event + " " + g.Matcher
+				if name == hooks.ToolAllowlistHook && args != "--allow 'Read,Grep,Bash(gh,jq)'" {
+					t.Errorf("allowlist hook arguments %q", args)
+				}
 			}
 		}
 	}
@@ -176,7 +180,7 @@ func TestBootstrapLayoutAndHooks(t *testing.T) {
 		t.Errorf("decoy credentials %q", decoy)
 	}
 	env := f.rt.Env(f.boot)
-	if env["CLAUDE_CONFIG_DIR"] != "/sandbox/claude-config" || env[hooks.EnvToolAllowlist] != "Read,Grep,Bash(gh,jq)" || len(env[hooks.EnvCanaryToken]) < hooks.MinCanaryLen {
+	if _, exported := env[hooks.EnvToolAllowlist]; exported || env["CLAUDE_CONFIG_DIR"] != "/sandbox/claude-config" || len(env[hooks.EnvCanaryToken]) < hooks.MinCanaryLen {
 		t.Errorf("env exports %v", env)
 	}
 	if New().Canary() == f.rt.Canary() {

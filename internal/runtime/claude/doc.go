@@ -28,19 +28,32 @@
 // Permission prompts are bypassed (nobody can answer them in a sandbox); the
 // PreToolUse hooks still run and can deny any call. The environment carries
 // CLAUDE_CONFIG_DIR, IS_SANDBOX=1, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
-// DISABLE_AUTOUPDATER=1, the run's canary token (FULLSEND_CANARY_TOKEN, a
-// tripwire the canary hooks look for) and FULLSEND_TOOL_ALLOWLIST when the
-// harness restricts tools. Options (RunInput.Options): binary, max_turns,
-// permission_mode, debug.
+// DISABLE_AUTOUPDATER=1 and the run's canary token (FULLSEND_CANARY_TOKEN, a
+// tripwire the canary hooks look for). Options (RunInput.Options): binary,
+// max_turns, permission_mode, debug.
 //
 // # Hooks
 //
 // BootstrapHooks writes settings.json wiring every hook of internal/hooks
-// (minus BootstrapInput.DisabledHooks; tool-allowlist-pretool only with an
-// allowlist) to `/usr/local/bin/fullsend hook <name>`. It refuses to run
-// when the target repo's own .claude/settings.json or settings.local.json
-// sets disableAllHooks: true or is not valid JSON. Hooks the repo adds run
-// too (inside the same sandbox). It also plants the run's canary token in a
+// (minus BootstrapInput.DisabledHooks, hook names or harness
+// sandbox_hooks keys) to `/usr/local/bin/fullsend hook <name>`. It refuses
+// to run when the target repo's own .claude/settings.json or
+// settings.local.json sets disableAllHooks: true or is not valid JSON.
+// Hooks the repo adds run too (inside the same sandbox).
+//
+// Tool allowlist: when the agent definition restricts its tools
+// (frontmatter `tools:`, e.g. "Bash(gh,curl,jq), Skill"; read from the
+// runner's verified host copy) or the runner passes
+// BootstrapInput.ToolAllowlist, tool-allowlist-pretool is wired with each
+// list as `--allow 'LIST'` on its command line, unless the harness sets
+// sandbox_hooks.tool_allowlist: false. A tools: line that does not parse
+// fails Bootstrap. The list is never exported in the environment: .env
+// and .env.d/ are in the writable workspace and sourced before every
+// iteration, so the agent could change it for the next one. The settings
+// files are writable too, so Run rewrites both from memory and checks the
+// repo's settings again before every iteration (Claude Code reads hooks
+// at start; the bash risk hook refuses edits of them meanwhile). What an
+// allowed program does is not confined: see package hooks. It also plants the run's canary token in a
 // decoy /sandbox/.aws/credentials (only when no such file exists), next to
 // the FULLSEND_CANARY_TOKEN variable, so secret harvesting trips the canary
 // hooks.

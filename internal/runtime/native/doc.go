@@ -25,9 +25,13 @@
 // results the model can recover from. Before a tool runs, the PreToolUse
 // rules of package hooks (bash risk, SSRF, canary, tool allowlist) are
 // applied host-side; a block is an error result and nothing reaches the
-// sandbox. After it runs, the PostToolUse rules apply: a secret or canary
-// finding withholds the output from the model (unlike Claude Code hooks,
-// the loop can actually remove it); other findings prepend a notice.
+// sandbox. The tool allowlist is the agent definition's frontmatter tools:
+// (hooks.RunAllowlists; off with sandbox_hooks.tool_allowlist: false),
+// matched through the one native-to-Claude-Code name table, claudeNames in
+// tools.go; Bash(a,b) limits bash commands to those programs. After it
+// runs, the PostToolUse rules apply: a secret or canary finding withholds
+// the output from the model (unlike Claude Code hooks, the loop can
+// actually remove it); other findings prepend a notice.
 //
 // # Bounds and stop reasons
 //

@@ -295,13 +295,10 @@ func newGuard(disabled, allowlist []string) (*guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	allow := strings.Join(allowlist, ",")
-	g := &guard{env: &hooks.Env{Getenv: func(k string) string {
-		if k == hooks.EnvToolAllowlist {
-			return allow
-		}
-		return ""
-	}}}
+	g := &guard{env: &hooks.Env{Getenv: func(string) string { return "" }}}
+	if len(allowlist) > 0 {
+		g.env.ToolAllowlists = allowlist // each must permit a call
+	}
 	for _, h := range hs {
 		if h.Event == hooks.PreToolUse {
 			g.pre_ = append(g.pre_, h)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/frontmatter"
+	"github.com/fullsend-ai/fullsend/internal/hooks"
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
@@ -80,6 +81,7 @@ type Runtime struct {
 	agentBody  string
 	agentModel string
 	skills     *SkillRegistry
+	allowlists []string // tool allowlists in force (hooks.RunAllowlists)
 	profilesOK []string
 	lastResult string
 	lastRunDir string
@@ -128,6 +130,11 @@ func (r *Runtime) Bootstrap(ctx context.Context, s sandbox.Session, in runtime.B
 	}
 	r.agentBody, r.agentModel, err = splitAgent(data)
 	if err != nil {
+		return fail(err)
+	}
+	// The agent's frontmatter tools: (and the runner's list) limit the
+	// tools, as the claude runtime's allowlist hook does (see claudeNames).
+	if r.allowlists, err = hooks.RunAllowlists(in.AgentFile, data, in.ToolAllowlist, in.DisabledHooks); err != nil {
 		return fail(err)
 	}
 	reg, err := BuildRegistry(in.Skills, runtime.ClaudeConfigDir)
@@ -372,7 +379,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		}
 		client = c
 	}
-	g, err := newGuard(r.boot.DisabledHooks, r.boot.ToolAllowlist)
+	g, err := newGuard(r.boot.DisabledHooks, r.allowlists)
 	if err != nil {
 		rd.close()
 		return fail("guard", err)

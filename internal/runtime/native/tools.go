@@ -59,8 +59,40 @@ func errorf(format string, a ...any) toolResult {
 type tool struct {
 	spec model.ToolSpec
 	run  func(ctx context.Context, l *loop, n int, args map[string]any) toolResult
-	// claude is the Claude Code tool name the hook rules know it by.
-	claude string
+}
+
+// claudeNames is the one mapping from native tools to Claude Code tool
+// names. The hook rules (package hooks: bash risk, SSRF, canary, tool
+// allowlist) are written for Claude Code calls, so every native call is
+// shown to them under the first name, with its arguments renamed to the
+// Claude Code input fields (hookInput); a tool allowlist (the agent's
+// frontmatter tools:) permits the native tool when it permits any of the
+// names:
+//
+//	native               Claude Code names   notes
+//	bash                 Bash                Bash(a,b) limits the programs of the command
+//	read_file            Read
+//	write_file           Write
+//	edit_file            Edit, MultiEdit
+//	list_dir             LS, Glob            names only (Glob lists files in Claude Code)
+//	view_image           Read
+//	read_skill_resource  Skill, Read         Claude Code reads skill files with Read
+//	run_skill_script     Skill               pinned, allowlisted skill scripts only
+//	fetch_skill          Bash                checked as the command "fullsend fetch-skill URL"
+//	delegate_task        Task, Agent         the child loop keeps the parent's checks
+//
+// A tool not in this table is shown to the rules under its own name.
+var claudeNames = map[string][]string{
+	ToolBash:              {"Bash"},
+	ToolReadFile:          {"Read"},
+	ToolWriteFile:         {"Write"},
+	ToolEditFile:          {"Edit", "MultiEdit"},
+	ToolListDir:           {"LS", "Glob"},
+	ToolViewImage:         {"Read"},
+	ToolReadSkillResource: {"Skill", "Read"},
+	ToolRunSkillScript:    {"Skill"},
+	ToolFetchSkill:        {"Bash"},
+	ToolDelegateTask:      {"Task", "Agent"},
 }
 
 func schema(props string, required ...string) json.RawMessage {
@@ -78,34 +110,34 @@ func init() { allTools = toolTable() }
 
 func toolTable() map[string]*tool {
 	return map[string]*tool{
-		ToolBash: {claude: "Bash", run: runBash, spec: model.ToolSpec{Name: ToolBash,
+		ToolBash: {run: runBash, spec: model.ToolSpec{Name: ToolBash,
 			Description: "Run a bash command in the sandbox (working directory: the repository). Returns stdout, stderr and the exit code. Output beyond 32 KiB is truncated.",
 			Parameters:  schema(`"command":{"type":"string","description":"the bash command"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":600,"description":"default 120"}`, "command")}},
-		ToolReadFile: {claude: "Read", run: runReadFile, spec: model.ToolSpec{Name: ToolReadFile,
+		ToolReadFile: {run: runReadFile, spec: model.ToolSpec{Name: ToolReadFile,
 			Description: "Read a text file in the sandbox. Optional 1-based line offset and line limit.",
 			Parameters:  schema(`"path":{"type":"string"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}`, "path")}},
-		ToolWriteFile: {claude: "Write", run: runWriteFile, spec: model.ToolSpec{Name: ToolWriteFile,
+		ToolWriteFile: {run: runWriteFile, spec: model.ToolSpec{Name: ToolWriteFile,
 			Description: "Create or overwrite a file in the sandbox with the given content (parent directories are created).",
 			Parameters:  schema(`"path":{"type":"string"},"content":{"type":"string"}`, "path", "content")}},
-		ToolEditFile: {claude: "Edit", run: runEditFile, spec: model.ToolSpec{Name: ToolEditFile,
+		ToolEditFile: {run: runEditFile, spec: model.ToolSpec{Name: ToolEditFile,
 			Description: "Replace one exact occurrence of old_string with new_string in a file. Fails when old_string occurs zero times or more than once: then include more surrounding lines to make it unique.",
 			Parameters:  schema(`"path":{"type":"string"},"old_string":{"type":"string"},"new_string":{"type":"string"}`, "path", "old_string", "new_string")}},
-		ToolListDir: {claude: "LS", run: runListDir, spec: model.ToolSpec{Name: ToolListDir,
+		ToolListDir: {run: runListDir, spec: model.ToolSpec{Name: ToolListDir,
 			Description: "List a directory in the sandbox (directories end in '/').",
 			Parameters:  schema(`"path":{"type":"string","description":"default: the working directory"}`)}},
-		ToolViewImage: {claude: "Read", run: runViewImage, spec: model.ToolSpec{Name: ToolViewImage,
+		ToolViewImage: {run: runViewImage, spec: model.ToolSpec{Name: ToolViewImage,
 			Description: "Look at an image file (png, jpeg, gif, webp; at most 5 MiB) inside /sandbox/workspace.",
 			Parameters:  schema(`"path":{"type":"string"}`, "path")}},
-		ToolReadSkillResource: {claude: "Skill", run: runReadSkillResource, spec: model.ToolSpec{Name: ToolReadSkillResource,
+		ToolReadSkillResource: {run: runReadSkillResource, spec: model.ToolSpec{Name: ToolReadSkillResource,
 			Description: "Read a file of an available skill: start with path \"SKILL.md\" for its instructions, then any file it mentions.",
 			Parameters:  schema(`"skill":{"type":"string"},"path":{"type":"string","description":"relative to the skill directory"}`, "skill", "path")}},
-		ToolRunSkillScript: {claude: "Skill", run: runSkillScript, spec: model.ToolSpec{Name: ToolRunSkillScript,
+		ToolRunSkillScript: {run: runSkillScript, spec: model.ToolSpec{Name: ToolRunSkillScript,
 			Description: "Run an allowlisted skill script, named exactly as listed (\"skill:scripts/name.sh\"), with arguments.",
 			Parameters:  schema(`"script":{"type":"string"},"args":{"type":"array","items":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":600}`, "script")}},
-		ToolFetchSkill: {claude: "Bash", run: runFetchSkill, spec: model.ToolSpec{Name: ToolFetchSkill,
+		ToolFetchSkill: {run: runFetchSkill, spec: model.ToolSpec{Name: ToolFetchSkill,
 			Description: "Fetch an additional skill by its pinned URL (https://…#sha256=…) from an allowed location; it becomes available to read_skill_resource.",
 			Parameters:  schema(`"url":{"type":"string"}`, "url")}},
-		ToolDelegateTask: {claude: "Task", run: runDelegate, spec: model.ToolSpec{Name: ToolDelegateTask,
+		ToolDelegateTask: {run: runDelegate, spec: model.ToolSpec{Name: ToolDelegateTask,
 			Description: "Delegate a focused sub-task to a child agent with a fresh context and the named tool profile (default: read/write/edit/bash; read_only: read and list only). You receive its summary, or with returnSchema a JSON value validated against that schema.",
 			Parameters:  schema(`"goal":{"type":"string","description":"complete, self-contained instructions"},"profile":{"type":"string","enum":["default","read_only"]},"returnSchema":{"description":"optional JSON Schema the child's return value must satisfy"}`, "goal")}},
 	}
@@ -171,10 +203,9 @@ func argInt(args map[string]any, key string) (int, error) {
 // hookInput renders a tool call the way the hook rules expect a Claude Code
 // tool call.
 func hookInput(event, name string, args map[string]any, output *string) *hooks.Input {
-	t := allTools[name]
-	claude := name
-	if t != nil {
-		claude = t.claude
+	claude, aliases := name, []string(nil)
+	if names := claudeNames[name]; len(names) > 0 {
+		claude, aliases = names[0], names[1:]
 	}
 	in := map[string]any{}
 	switch name {
@@ -194,7 +225,7 @@ func hookInput(event, name string, args map[string]any, output *string) *hooks.I
 		}
 	}
 	ti, _ := json.Marshal(in)
-	h := &hooks.Input{HookEventName: event, ToolName: claude, ToolInput: ti}
+	h := &hooks.Input{HookEventName: event, ToolName: claude, ToolAliases: aliases, ToolInput: ti}
 	if output != nil {
 		h.ToolResponse, _ = json.Marshal(*output)
 	}

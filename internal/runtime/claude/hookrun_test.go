@@ -1,0 +1,217 @@
+package claude_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/cli"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
+	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
+)
+
+// envCLI makes a re-executed test binary act as the fullsend CLI, so the
+// hook commands the runtime writes into settings.json can be run as they
+// are. Inside the local sandbox the test binary is /usr/local/bin/fullsend.
+const envCLI = "FULLSEND_CLAUDETEST_CLI"
+
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "fullsend" || os.Getenv(envCLI) == "1" {
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+const triageAgent = "---\nname: triage\ndescription: Inspect an issue.\ntools: Bash(gh,curl,jq), Skill\nmodel: opus\n---\nTriage the issue.\n"
+
+// preToolHooks returns the command lines of the PreToolUse hooks
+// settings.json wires for tool (matchers as Claude Code reads them: "*"
+// or a regular expression over the tool name).
+func preToolHooks(t *testing.T, settings []byte, tool string) []string {
+	t.Helper()
+	var doc struct {
+		Hooks map[string][]struct {
+			Matcher string                     `json:"matcher"`
+			Hooks   []struct{ Command string } `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(settings, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, g := range doc.Hooks["PreToolUse"] {
+		if g.Matcher != "*" && !regexp.MustCompile("^(?:"+g.Matcher+")$").MatchString(tool) {
+			continue
+		}
+		for _, h := range g.Hooks {
+			out = append(out, h.Command)
+		}
+	}
+	return out
+}
+
+func bashPayload(command string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"session_id": "s1", "transcript_path": "/sandbox/claude-config/projects/x.jsonl", "cwd": "/sandbox/workspace/demo",
+		"permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": command}, "tool_use_id": "toolu_1",
+	})
+	return b
+}
+
+// decision runs every PreToolUse hook command for a Bash call as Claude
+// Code does (sh -c, payload on stdin) and returns "deny: reason" for the
+// first hook that denies (JSON decision or exit 2), "" when all allow.
+func decision(t *testing.T, s sandbox.Session, cmds []string, payload []byte, env map[string]string) string {
+	t.Helper()
+	for _, c := range cmds {
+		res, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"sh", "-c", c}, Stdin: payload, Env: env})
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		switch res.ExitCode {
+		case 0:
+		case 2:
+			return "deny: " + strings.TrimSpace(string(res.Stderr))
+		default:
+			t.Fatalf("%s: exit %d (Claude Code would not block): %s", c, res.ExitCode, res.Stderr)
+		}
+		if out := strings.TrimSpace(string(res.Stdout)); out != "" {
+			var resp struct {
+				HookSpecificOutput struct{ PermissionDecision, PermissionDecisionReason string } `json:"hookSpecificOutput"`
+			}
+			if err := json.Unmarshal([]byte(out), &resp); err != nil {
+				t.Fatalf("%s: answer %q: %v", c, out, err)
+			}
+			if resp.HookSpecificOutput.PermissionDecision == "deny" {
+				return "deny: " + resp.HookSpecificOutput.PermissionDecisionReason
+			}
+		}
+	}
+	return ""
+}
+
+// Issue 12 item 7: under `tools: Bash(gh,curl,jq)` the hooks the runtime
+// wires deny `ls /` and allow `gh issue list`, and no environment variable
+// the agent could set changes that.
+func TestAllowlistHookRun(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s := runtimetest.NewSession(t)
+	s.Mount(runtime.FullsendBinary, exe)
+	s.WriteFile(t, "/sandbox/workspace/demo/README.md", []byte("# Demo\n"))
+	agent := filepath.Join(t.TempDir(), "triage.md")
+	if err := os.WriteFile(agent, []byte(triageAgent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt := claude.New()
+	boot := runtime.BootstrapInput{AgentName: "triage", AgentFile: agent, RepoDir: "/sandbox/workspace/demo"}
+	if err := rt.Bootstrap(ctx, s, boot); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.BootstrapHooks(ctx, s, boot); err != nil {
+		t.Fatal(err)
+	}
+	cmds := preToolHooks(t, s.ReadFile(t, claude.SettingsPath), "Bash")
+	if len(cmds) < 3 {
+		t.Fatalf("PreToolUse hooks for Bash: %q", cmds)
+	}
+	// Every hook wired for Bash: ls / is denied by the allowlist, gh passes
+	// them all.
+	env := map[string]string{envCLI: "1"}
+	if got := decision(t, s, cmds, bashPayload("ls /"), env); !strings.HasPrefix(got, "deny: ") || !strings.Contains(got, `Bash command "ls" is not allowed: this agent may run only gh, curl, jq`) {
+		t.Errorf("ls / → %q, want the allowlist's denial", got)
+	}
+	if got := decision(t, s, cmds, bashPayload("gh issue list --json number | jq length"), env); got != "" {
+		t.Errorf("gh issue list → %q, want allowed", got)
+	}
+	// What a tampered .env.d could export: an empty list (read as "no
+	// restriction") or a wider one. The command line wins.
+	var allow []string
+	for _, c := range cmds {
+		if strings.Contains(c, " hook tool-allowlist-pretool ") {
+			allow = append(allow, c)
+		}
+	}
+	for _, v := range []string{"", "Bash"} {
+		env := map[string]string{envCLI: "1", "FULLSEND_TOOL_ALLOWLIST": v}
+		if got := decision(t, s, allow, bashPayload("ls /"), env); !strings.Contains(got, `Bash command "ls" is not allowed`) {
+			t.Errorf("FULLSEND_TOOL_ALLOWLIST=%q: ls / → %q, want denied", v, got)
+		}
+	}
+	// A tool the agent does not list at all.
+	payload := []byte(`{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/sandbox/workspace/demo/x","content":"x"},"tool_use_id":"t2"}`)
+	if got := decision(t, s, allow, payload, map[string]string{envCLI: "1"}); !strings.Contains(got, `tool "Write" is not in this agent's tool allowlist`) {
+		t.Errorf("Write → %q", got)
+	}
+}
+
+// The same hook command, run by the sandbox shell against the real
+// /usr/local/bin/fullsend of the local backend.
+func TestRealSandboxAllowlistHook(t *testing.T) {
+	b, err := local.New(sandbox.Options{TempDir: t.TempDir()})
+	var s sandbox.Session
+	if err == nil {
+		s, err = b.Provision(context.Background(), sandbox.Spec{WorkDir: runtime.WorkspaceDir})
+	}
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Terminate(context.Background())
+	ctx := context.Background()
+	host := t.TempDir()
+	agent := filepath.Join(host, "triage.md")
+	if err := os.WriteFile(agent, []byte(triageAgent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(host, "repo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(host, "repo", "README.md"), []byte("# Demo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upload(ctx, filepath.Join(host, "repo"), "/sandbox/workspace/demo"); err != nil {
+		t.Fatal(err)
+	}
+	rt := claude.New()
+	boot := runtime.BootstrapInput{AgentName: "triage", AgentFile: agent, RepoDir: "/sandbox/workspace/demo"}
+	if err := rt.Bootstrap(ctx, s, boot); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.BootstrapHooks(ctx, s, boot); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"cat", claude.SettingsPath}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("reading settings: %v %s", err, res.Stderr)
+	}
+	var cmds []string // the allowlist hook only: each run is a process start
+	for _, c := range preToolHooks(t, res.Stdout, "Bash") {
+		if strings.Contains(c, " hook tool-allowlist-pretool ") {
+			cmds = append(cmds, c)
+		}
+	}
+	if len(cmds) != 1 {
+		t.Fatalf("allowlist hook commands %q", cmds)
+	}
+	if got := decision(t, s, cmds, bashPayload("ls /"), nil); !strings.Contains(got, `Bash command "ls" is not allowed`) {
+		t.Errorf("ls / → %q", got)
+	}
+	if got := decision(t, s, cmds, bashPayload("gh issue list"), nil); got != "" {
+		t.Errorf("gh issue list → %q", got)
+	}
+}
