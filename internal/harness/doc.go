@@ -49,6 +49,17 @@
 // are used as-is. ${VAR} values (host_files src only) are expanded at run
 // time and not checked here.
 //
+// The check is by name; what is read never is. OpenLocal opens a relative
+// reference through an os.Root on the dir it was found in, so every path
+// component is resolved again at the moment of use and a component swapped
+// for a symlink leading out (or an absolute one) after the check fails
+// with ErrEscapes instead of being followed. Check type-checks the opened
+// handle, and consumers (package resolve) hash and parse from a Local, not
+// from Resolve's path. Inside a directory (a skill) only regular files
+// count: Local.Files skips symlinks, Local.ReadFile refuses them, and a
+// skill whose SKILL.md is a symlink is rejected ("is a symlink"). Absolute
+// references and host_files sources stay host paths opened as-is.
+//
 // # Validation (Validate / Check)
 //
 //   - allowed_remote_resources entries are https URLs ending in "/" and each

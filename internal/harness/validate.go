@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"strings"
@@ -171,21 +172,42 @@ func (h *Harness) checkRef(fr FieldRef, allow []string) (Resolved, error) {
 		}
 		return res, nil
 	}
-	p, err := h.Resolve(fr.Value)
+	// Opened through the dir it was found in (OpenLocal), so the type
+	// checks below look at what containment admitted.
+	l, err := h.OpenLocal(fr.Value)
 	if err != nil {
 		if fr.Optional && errors.Is(err, ErrNotFound) {
 			return res, nil
 		}
 		return res, err
 	}
-	if err := wantFile(p, fr.Kind.IsDir()); err != nil {
+	defer l.Close()
+	if err := l.want(fr.Kind.IsDir()); err != nil {
 		return res, err
 	}
 	if fr.Kind == Skill {
-		if err := wantFile(filepath.Join(p, "SKILL.md"), false); err != nil {
+		if err := skillMD(l); err != nil {
 			return res, fmt.Errorf("skill directory without SKILL.md: %w", err)
 		}
 	}
-	res.Local = p
+	res.Local = l.Path
 	return res, nil
+}
+
+// skillMD checks that the skill directory l holds SKILL.md as a regular
+// file: a symlink is not part of a skill (the tree hash and the sandbox
+// upload leave it out), so it is refused, never followed.
+func skillMD(l *Local) error {
+	fi, err := l.Lstat("SKILL.md")
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(l.Path, "SKILL.md")
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s: %w: is a symlink (a skill's files must be regular files)", p, ErrWrongType)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s: %w: want a regular file", p, ErrWrongType)
+	}
+	return nil
 }

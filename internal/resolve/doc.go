@@ -41,7 +41,11 @@
 // validation, and its location adds nothing to its allowlist.
 //
 // Local resources are hashed too: a file's sha256, a directory's tree hash
-// over its regular files (symlinks are not followed and do not count).
+// over its regular files (symlinks are not followed and do not count). They
+// are read once, through harness.OpenLocal (an os.Root on the fullsend dir
+// or layer they were found in), never again by name: the bytes hashed are
+// the bytes parsed for their references, and a path component swapped for
+// a symlink leading out after validation fails the read (ErrEscapes).
 //
 // A directory reached through a forge blob or raw URL (as a relative
 // reference from a harness served by a blob URL produces) is fetched as the

@@ -29,24 +29,37 @@ func lockID(n *Node, root string) string {
 // FixCommand is the command that refreshes the lock entry of source.
 func FixCommand(source string) string { return "fullsend lock --update " + source }
 
+// lockCommand is the command suggested to write (update false) or refresh
+// the lock entry of res.
+func (r *resolver) lockCommand(res *Result, update bool) string {
+	if r.o.LockCommand != nil {
+		return r.o.LockCommand(update)
+	}
+	if update {
+		return FixCommand(res.Source)
+	}
+	return "fullsend lock " + res.Source
+}
+
 // checkLock compares res with the lock entry of its harness.
 func (r *resolver) checkLock(res *Result) error {
 	if r.o.Lock == nil {
 		if r.o.Frozen {
-			return fmt.Errorf("harness %s: %w: --frozen needs a lock file; run `fullsend lock %s`", res.Source, ErrStale, res.Source)
+			return fmt.Errorf("harness %s: %w: --frozen needs a lock file; run `%s`", res.Source, ErrStale, r.lockCommand(res, false))
 		}
 		return nil
 	}
 	_, entry := r.o.Lock.Find(res.Source)
 	if entry == nil {
 		if r.o.Frozen {
-			return fmt.Errorf("harness %s: %w: it has no entry in lock.yaml; run `fullsend lock %s`", res.Source, ErrStale, res.Source)
+			return fmt.Errorf("harness %s: %w: it has no entry in lock.yaml; run `%s`", res.Source, ErrStale, r.lockCommand(res, false))
 		}
 		return nil
 	}
+	fix := r.lockCommand(res, true)
 	var warn []string
 	if entry.SHA256 != string(res.SHA256) {
-		warn = append(warn, fmt.Sprintf("%s has changed since lock.yaml was written; run `%s` to update it", res.Source, FixCommand(res.Source)))
+		warn = append(warn, fmt.Sprintf("%s has changed since lock.yaml was written; run `%s` to update it", res.Source, fix))
 	}
 	pins := entry.Pins()
 	for _, n := range res.Graph.Nodes {
@@ -54,9 +67,9 @@ func (r *resolver) checkLock(res *Result) error {
 		got, ok := pins[id]
 		switch {
 		case !ok:
-			warn = append(warn, fmt.Sprintf("%s: dependency %s (%s) is not in lock.yaml; run `%s` to update it", res.Source, id, n.Field, FixCommand(res.Source)))
+			warn = append(warn, fmt.Sprintf("%s: dependency %s (%s) is not in lock.yaml; run `%s` to update it", res.Source, id, n.Field, fix))
 		case !slices.Contains(got, string(n.SHA256)):
-			warn = append(warn, fmt.Sprintf("%s: dependency %s resolved to sha256 %s but lock.yaml has %s; run `%s` to update it", res.Source, id, n.SHA256, strings.Join(got, ", "), FixCommand(res.Source)))
+			warn = append(warn, fmt.Sprintf("%s: dependency %s resolved to sha256 %s but lock.yaml has %s; run `%s` to update it", res.Source, id, n.SHA256, strings.Join(got, ", "), fix))
 		}
 	}
 	if len(warn) == 0 {

@@ -70,6 +70,11 @@ type Options struct {
 	// none). Frozen turns a stale or missing entry into an error.
 	Lock   *lock.File
 	Frozen bool
+	// LockCommand, when set, is the command the lock messages suggest to
+	// write (update false) or refresh (true) this harness's entry, spelled
+	// so it works from where the user stands; nil = "fullsend lock
+	// [--update] <Source>".
+	LockCommand func(update bool) string
 	// Yes confirms an untrusted top-level harness URL; otherwise Confirm
 	// is asked (nil: fail).
 	Yes     bool
@@ -338,11 +343,11 @@ func (r *resolver) addBases(h *harness.Harness, root *Node) error {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(h.Root, filepath.FromSlash(p))
 			}
-			d, typ, _, err := hashLocal(p)
+			d, err := hashBase(h, f)
 			if err != nil {
 				return fmt.Errorf("base %s: %w", f, err)
 			}
-			n = &Node{Kind: "base", Type: typ, LocalPath: p, SHA256: d, Ref: f, key: "file:" + p, container: f}
+			n = &Node{Kind: "base", Type: cas.TypeFile, LocalPath: p, SHA256: d, Ref: f, key: "file:" + p, container: f}
 		}
 		n.Ref = f
 		r.nodes[n.key] = n
@@ -350,6 +355,21 @@ func (r *resolver) addBases(h *harness.Harness, root *Node) error {
 		prev = n
 	}
 	return nil
+}
+
+// hashBase hashes the local base harness f (as h.Chain names it) through
+// harness.OpenLocal, like every other local resource.
+func hashBase(h *harness.Harness, f string) (ref.Digest, error) {
+	l, err := h.OpenLocal(f)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	b, err := l.ReadAll()
+	if err != nil {
+		return "", err
+	}
+	return ref.SHA256(b), nil
 }
 
 // fetchBase is harness.LoadOptions.FetchBase: it fetches remote bases
@@ -428,21 +448,23 @@ func (r *resolver) link(ctx context.Context, g *errgroup.Group, chain []*Node, f
 		if r.h == nil {
 			return fail(fmt.Errorf("%w: a local reference outside a harness", ErrWrongType))
 		}
-		if local == "" {
-			local, err = r.h.Resolve(raw)
-			if err != nil {
-				return fail(err)
-			}
-		}
-		fi, err := os.Stat(local)
+		// Opened through the fullsend dir (harness.OpenLocal), never by
+		// name: see readLocal.
+		l, err := r.h.OpenLocal(raw)
 		if err != nil {
 			return fail(err)
 		}
+		isDir := l.IsDir()
+		l.Close()
+		if local != "" && l.Path != local {
+			return fail(fmt.Errorf("%s: resolves to %s since it was checked", local, l.Path))
+		}
+		local = l.Path
 		n.LocalPath = local
 		n.key = "file:" + local
 		n.container = field + " " + raw
 		n.Type = cas.TypeFile
-		if fi.IsDir() {
+		if isDir {
 			n.Type = cas.TypeDirectory
 		}
 		if n.Type == cas.TypeFile && kind == "skill" && isDep(field) {
@@ -619,17 +641,15 @@ func (r *resolver) process(ctx context.Context, g *errgroup.Group, chain []*Node
 		if err := r.fetchNode(ctx, n); err != nil {
 			return fail(err)
 		}
-	} else {
-		d, _, files, err := hashLocal(n.LocalPath)
-		if err != nil {
+	}
+	var content []byte
+	if !n.Remote {
+		var err error
+		if content, err = r.readLocal(n); err != nil {
 			return fail(err)
 		}
-		if n.SHA256 != "" && n.SHA256 != d {
-			return fail(fmt.Errorf("%s: sha256 %s does not match the pinned %s", n.LocalPath, d, n.SHA256))
-		}
-		n.SHA256, n.Files = d, files
 	}
-	refs, err := r.children(n)
+	refs, err := r.children(n, content)
 	if err != nil {
 		return fail(err)
 	}
@@ -639,6 +659,57 @@ func (r *resolver) process(ctx context.Context, g *errgroup.Group, chain []*Node
 		}
 	}
 	return nil
+}
+
+// testHookLocalRead, when set (tests only), runs after a local node has
+// been checked and linked and before readLocal opens it.
+var testHookLocalRead func(n *Node)
+
+// readLocal hashes the local node n and returns what children parses: the
+// file's content, or a directory's SKILL.md (nil when it has none). It
+// opens n again through harness.OpenLocal, so every byte hashed and parsed
+// is read through an os.Root on the dir the reference was found in: a path
+// component swapped for a symlink leading out of it after the check makes
+// the read fail (harness.ErrEscapes) instead of reading what it points to.
+// A directory's symlinks are skipped, as the tree hash defines.
+func (r *resolver) readLocal(n *Node) ([]byte, error) {
+	if testHookLocalRead != nil {
+		testHookLocalRead(n)
+	}
+	l, err := r.h.OpenLocal(n.Ref)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	if l.Path != n.LocalPath || l.IsDir() != (n.Type == cas.TypeDirectory) {
+		return nil, fmt.Errorf("%s: changed since it was checked", n.LocalPath)
+	}
+	var d ref.Digest
+	var content []byte
+	if l.IsDir() {
+		files, err := l.Files()
+		if err != nil {
+			return nil, err
+		}
+		if d, err = cas.TreeHash(files); err != nil {
+			return nil, fmt.Errorf("%s: %w", n.LocalPath, err)
+		}
+		n.Files = n.Files[:0]
+		for _, k := range sortedKeys(files) {
+			n.Files = append(n.Files, cas.TreeFile{Path: k, SHA256: ref.SHA256(files[k]), Size: int64(len(files[k]))})
+		}
+		content = files["SKILL.md"]
+	} else {
+		if content, err = l.ReadAll(); err != nil {
+			return nil, err
+		}
+		d = ref.SHA256(content)
+	}
+	if n.SHA256 != "" && n.SHA256 != d {
+		return nil, fmt.Errorf("%s: sha256 %s does not match the pinned %s", n.LocalPath, d, n.SHA256)
+	}
+	n.SHA256 = d
+	return content, nil
 }
 
 // fetchNode fills a remote node from the cache or the network.
@@ -686,12 +757,26 @@ type childRef struct {
 }
 
 // children lists the references a resource makes (see the package doc).
-func (r *resolver) children(n *Node) ([]childRef, error) {
+// For a local node, local is what readLocal read (nothing is read again by
+// name); a remote node's content is read from the cache entry.
+func (r *resolver) children(n *Node, local []byte) ([]childRef, error) {
+	read := func(p string) ([]byte, error) {
+		if n.Remote {
+			return readSmall(p)
+		}
+		if local == nil {
+			return nil, fmt.Errorf("%s: %w", p, os.ErrNotExist)
+		}
+		if len(local) > yamlx.MaxFileSize {
+			return nil, fmt.Errorf("%s: over %d bytes", p, yamlx.MaxFileSize)
+		}
+		return local, nil
+	}
 	var out []childRef
 	switch {
 	case n.Kind == "skill" && n.Type == cas.TypeDirectory:
 		p := filepath.Join(n.LocalPath, "SKILL.md")
-		data, err := readSmall(p)
+		data, err := read(p)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("skill directory without SKILL.md")
@@ -706,7 +791,7 @@ func (r *resolver) children(n *Node) ([]childRef, error) {
 			out = append(out, childRef{field: fmt.Sprintf("dependencies[%d]", i), raw: d, kind: "skill"})
 		}
 	case n.Kind == "agent":
-		data, err := readSmall(n.LocalPath)
+		data, err := read(n.LocalPath)
 		if err != nil {
 			return nil, err
 		}
@@ -720,7 +805,7 @@ func (r *resolver) children(n *Node) ([]childRef, error) {
 			}
 		}
 	case n.Kind == "policy":
-		data, err := readSmall(n.LocalPath)
+		data, err := read(n.LocalPath)
 		if err != nil {
 			return nil, err
 		}

@@ -384,7 +384,7 @@ func (x *execution) hostScan(ctx context.Context) error {
 		}
 	}
 	for _, f := range files {
-		data, err := readBounded(f.host, maxContextFile)
+		data, err := f.read() // repository files: read once, no symlink followed (layout.go)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
@@ -59,60 +60,308 @@ type contextFile struct {
 	display string // path shown in findings
 	kind    string // context | agent | skill | plugin
 	remote  bool
+	// data is the content of a target repository file, read when it was
+	// listed (without following any symlink); loaded says it is set.
+	data   []byte
+	loaded bool
 }
 
-// repoContextFiles lists the target repository's context files: CLAUDE.md
-// and AGENTS.md at its root and .claude/skills/**/SKILL.md. Symlinks are
-// not followed (the copy does not follow them either).
+// read returns the file's content: a target repository file's as read
+// when it was listed, never read again by name; runtime content (agent,
+// skills, plugins) from its host path.
+func (f contextFile) read() ([]byte, error) {
+	if f.loaded {
+		return f.data, nil
+	}
+	return readBounded(f.host, maxContextFile)
+}
+
+// errRepoSymlink: a path inside the target repository that is a symlink
+// (or has one among its components). Such paths are never followed: the
+// sandbox copy leaves symlinks out, and the host reads only what the copy
+// holds.
+var errRepoSymlink = errors.New("is a symlink")
+
+// repoFS reads the target repository on the host. Every access goes
+// through an os.Root opened on the repository and never follows a
+// symlink: each path component is looked at with Lstat inside the root,
+// opened, and compared with what Lstat saw (os.SameFile), so a component
+// swapped for a symlink in between is detected, not followed (and the
+// os.Root confines even that window to the repository). The runner never
+// writes into the host repository.
+type repoFS struct {
+	dir  string // host path of the repository
+	root *os.Root
+}
+
+func openRepo(dir string) (*repoFS, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("target repository %s: %w", dir, err)
+	}
+	return &repoFS{dir: dir, root: r}, nil
+}
+
+func (r *repoFS) Close() error { return r.root.Close() }
+
+// host is the host path of rel (slash-separated) for messages.
+func (r *repoFS) host(rel string) string { return filepath.Join(r.dir, filepath.FromSlash(rel)) }
+
+// lstat describes rel without following a symlink anywhere on its path;
+// a symlinked directory on the way is errRepoSymlink.
+func (r *repoFS) lstat(rel string) (fs.FileInfo, error) {
+	parent, name, err := r.parent(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer r.release(parent)
+	fi, err := parent.Lstat(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.host(rel), unwrapPath(err))
+	}
+	return fi, nil
+}
+
+// readFile reads the regular file rel (at most max bytes), following no
+// symlink: one at rel or on its path is errRepoSymlink.
+func (r *repoFS) readFile(rel string, max int64) ([]byte, error) {
+	parent, name, err := r.parent(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer r.release(parent)
+	return r.readIn(parent, name, rel, max)
+}
+
+// readIn reads the regular file name of the directory d (rel is its path
+// in the repository, for messages).
+func (r *repoFS) readIn(d *os.Root, name, rel string, max int64) ([]byte, error) {
+	fi, err := d.Lstat(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.host(rel), unwrapPath(err))
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s %w", r.host(rel), errRepoSymlink)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", r.host(rel))
+	}
+	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.host(rel), unwrapPath(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
+		return nil, fmt.Errorf("%s: replaced while being opened", r.host(rel))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.host(rel), err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes", r.host(rel), max)
+	}
+	return data, nil
+}
+
+// parent opens the directory holding rel, component by component (see
+// subdir), and returns it with rel's last element.
+func (r *repoFS) parent(rel string) (*os.Root, string, error) {
+	parts := strings.Split(path.Clean(filepath.ToSlash(rel)), "/")
+	d := r.root
+	for i, c := range parts[:len(parts)-1] {
+		sub, err := r.subdir(d, c, path.Join(parts[:i+1]...))
+		r.release(d)
+		if err != nil {
+			return nil, "", err
+		}
+		d = sub
+	}
+	return d, parts[len(parts)-1], nil
+}
+
+// subdir opens the directory name of d without following a symlink.
+func (r *repoFS) subdir(d *os.Root, name, rel string) (*os.Root, error) {
+	fi, err := d.Lstat(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.host(rel), unwrapPath(err))
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s %w", r.host(rel), errRepoSymlink)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: %w", r.host(rel), syscall.ENOTDIR)
+	}
+	sub, err := d.OpenRoot(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.host(rel), unwrapPath(err))
+	}
+	if st, err := sub.Stat("."); err != nil || !os.SameFile(fi, st) {
+		sub.Close()
+		return nil, fmt.Errorf("%s: replaced while being opened", r.host(rel))
+	}
+	return sub, nil
+}
+
+func (r *repoFS) release(d *os.Root) {
+	if d != r.root {
+		d.Close()
+	}
+}
+
+// walk calls fn for every regular file below the directory rel, in name
+// order, with the directory holding it. Symlinks and special files are
+// skipped (the copy leaves them out); a symlink at rel or on its path is
+// errRepoSymlink.
+func (r *repoFS) walk(rel string, fn func(rel string, d *os.Root, name string) error) error {
+	d := r.root
+	if rel != "." {
+		parent, name, err := r.parent(rel)
+		if err != nil {
+			return err
+		}
+		d, err = r.subdir(parent, name, rel)
+		r.release(parent)
+		if err != nil {
+			return err
+		}
+	}
+	defer r.release(d)
+	return r.walkIn(d, rel, fn)
+}
+
+func (r *repoFS) walkIn(d *os.Root, rel string, fn func(rel string, d *os.Root, name string) error) error {
+	f, err := d.Open(".")
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.host(rel), unwrapPath(err))
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.host(rel), unwrapPath(err))
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	for _, e := range ents {
+		erel := path.Join(rel, e.Name())
+		switch {
+		case e.Type().IsRegular():
+			if err := fn(erel, d, e.Name()); err != nil {
+				return err
+			}
+		case e.IsDir():
+			sub, err := r.subdir(d, e.Name(), erel)
+			if err != nil {
+				return err
+			}
+			err = r.walkIn(sub, erel, fn)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// unwrapPath drops the *PathError around err (the callers name the host
+// path themselves).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// isRepoSymlink reports whether err is a symlink met in the repository.
+func isRepoSymlink(err error) bool { return errors.Is(err, errRepoSymlink) }
+
+// repoContextFiles lists the target repository's context files with their
+// content: CLAUDE.md and AGENTS.md at its root and .claude/skills/**/SKILL.md.
+// They are read here, once, through repoFS: a symlink (at the file or on
+// its path) is never followed and the file is left out, exactly as the
+// sandbox copy leaves it out.
 func repoContextFiles(repo string) ([]contextFile, error) {
 	if repo == "" {
 		return nil, nil
 	}
-	var out []contextFile
-	for _, n := range []string{"CLAUDE.md", "AGENTS.md"} {
-		p := filepath.Join(repo, n)
-		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
-			out = append(out, contextFile{host: p, display: n, kind: "context"})
-		}
+	r, err := openRepo(repo)
+	if err != nil {
+		return nil, err
 	}
-	skills := filepath.Join(repo, ".claude", "skills")
-	err := filepath.WalkDir(skills, func(p string, d fs.DirEntry, err error) error {
+	defer r.Close()
+	var out []contextFile
+	add := func(rel string, data []byte) {
+		out = append(out, contextFile{host: r.host(rel), display: rel, kind: "context", data: data, loaded: true})
+	}
+	for _, n := range []string{"CLAUDE.md", "AGENTS.md"} {
+		fi, err := r.lstat(n)
 		if err != nil {
-			if p == skills && errors.Is(err, fs.ErrNotExist) {
-				return filepath.SkipDir
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
 			}
+			return nil, fmt.Errorf("target repository: %w", err)
+		}
+		if !fi.Mode().IsRegular() {
+			continue // a symlink or special file is not in the copy
+		}
+		data, err := r.readFile(n, maxContextFile)
+		if err != nil {
+			return nil, fmt.Errorf("target repository: %w", err)
+		}
+		add(n, data)
+	}
+	if !r.isDir(".claude/skills") {
+		return out, nil
+	}
+	err = r.walk(".claude/skills", func(rel string, d *os.Root, name string) error {
+		if name != "SKILL.md" {
+			return nil
+		}
+		data, err := r.readIn(d, name, rel, maxContextFile)
+		if err != nil {
 			return err
 		}
-		if d.Type().IsRegular() && d.Name() == "SKILL.md" {
-			rel, _ := filepath.Rel(repo, p)
-			out = append(out, contextFile{host: p, display: filepath.ToSlash(rel), kind: "context"})
-		}
+		add(rel, data)
 		return nil
 	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("target repository %s: %w", repo, err)
+	if err != nil {
+		return nil, fmt.Errorf("target repository: %w", err)
 	}
 	return out, nil
 }
 
+// isDir reports whether rel is a directory reached without a symlink.
+func (r *repoFS) isDir(rel string) bool {
+	fi, err := r.lstat(rel)
+	return err == nil && fi.IsDir()
+}
+
 // repoSkillNames lists the names of the repository's project-level skills
-// (directories under .claude/skills holding SKILL.md).
+// (directories under .claude/skills holding SKILL.md as a regular file),
+// through repoFS: nothing reached through a symlink counts.
 func repoSkillNames(repo string) []string {
 	if repo == "" {
 		return nil
 	}
-	ents, err := os.ReadDir(filepath.Join(repo, ".claude", "skills"))
+	r, err := openRepo(repo)
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() {
-			if _, err := os.Stat(filepath.Join(repo, ".claude", "skills", e.Name(), "SKILL.md")); err == nil {
-				out = append(out, e.Name())
-			}
-		}
+	defer r.Close()
+	if !r.isDir(".claude/skills") {
+		return nil
 	}
+	seen := map[string]bool{}
+	var out []string
+	_ = r.walk(".claude/skills", func(rel string, _ *os.Root, name string) error {
+		parts := strings.Split(rel, "/")
+		if name == "SKILL.md" && len(parts) == 4 && !seen[parts[2]] {
+			seen[parts[2]] = true
+			out = append(out, parts[2])
+		}
+		return nil
+	})
 	return out
 }
 
@@ -153,16 +402,35 @@ func (p *Plan) runtimeContentFiles() ([]contextFile, error) {
 type injection struct {
 	agentsMD []byte // nil = none
 	claudeMD []byte // nil = none
+	notes    []string
 }
 
+// decideInjection looks at the repository as its sandbox copy will be: a
+// context file counts only as a regular file. One that is a symlink is
+// left out of the copy, so it is absent (never followed, wherever it
+// points; a note says so) and the org default or the bridge takes its
+// place — a symlink cannot suppress the injection.
 func (p *Plan) decideInjection(orgAgents []byte) injection {
 	var inj injection
+	var r *repoFS
+	if p.TargetRepo != "" {
+		if rr, err := openRepo(p.TargetRepo); err == nil {
+			r = rr
+			defer r.Close()
+		}
+	}
 	has := func(n string) bool {
-		if p.TargetRepo == "" {
+		if r == nil {
 			return false
 		}
-		st, err := os.Lstat(filepath.Join(p.TargetRepo, n))
-		return err == nil && !st.IsDir()
+		fi, err := r.lstat(n)
+		if err != nil {
+			return false
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			inj.notes = append(inj.notes, fmt.Sprintf("target repository %s is a symlink: left out of the copy and treated as absent (not followed)", n))
+		}
+		return fi.Mode().IsRegular()
 	}
 	hasAgents, hasClaude := has("AGENTS.md"), has("CLAUDE.md")
 	if !hasAgents {
@@ -271,6 +539,9 @@ func (x *execution) layout(ctx context.Context) error {
 		return err
 	}
 	inj := p.decideInjection(org)
+	for _, n := range inj.notes {
+		x.note(n)
+	}
 	var excl []string
 	for _, f := range []struct {
 		name string
@@ -290,9 +561,19 @@ func (x *execution) layout(ctx context.Context) error {
 		x.report.Target.Injected = append(x.report.Target.Injected, f.name)
 	}
 	if len(excl) > 0 && p.TargetRepo != "" {
-		gitDir := filepath.Join(p.TargetRepo, ".git")
-		if st, err := os.Lstat(gitDir); err == nil && st.IsDir() {
-			prev, _ := readBounded(filepath.Join(gitDir, "info", "exclude"), maxContextFile)
+		r, err := openRepo(p.TargetRepo)
+		if err != nil {
+			return err
+		}
+		prev, hasGit, note, err := gitExclude(r)
+		r.Close()
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			x.note(note)
+		}
+		if hasGit {
 			var b strings.Builder
 			b.Write(prev)
 			if len(prev) > 0 && prev[len(prev)-1] != '\n' {
@@ -331,6 +612,32 @@ func (x *execution) layout(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// gitExclude reads the repository's .git/info/exclude through repoFS, to
+// append the injected files to it in the copy. hasGit is false when .git
+// is not a directory (itself not followed when a symlink). A symlink at
+// .git/info or .git/info/exclude is not followed: the copy holds no such
+// file (symlinks are left out), so the copy's exclude gets fullsend's
+// entries only, and note says so.
+func gitExclude(r *repoFS) (prev []byte, hasGit bool, note string, err error) {
+	fi, err := r.lstat(".git")
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, false, "target repository " + r.host(".git") + " is a symlink: not followed", nil
+	}
+	if err != nil || !fi.IsDir() {
+		return nil, false, "", nil
+	}
+	prev, err = r.readFile(".git/info/exclude", maxContextFile)
+	switch {
+	case err == nil:
+		return prev, true, "", nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, true, "", nil
+	case isRepoSymlink(err):
+		return nil, true, "target repository: " + err.Error() + ": not read (not followed); the copy's .git/info/exclude lists fullsend's entries only", nil
+	}
+	return nil, false, "", fmt.Errorf("target repository: %w", err)
 }
 
 // stageHostFile copies (expand: false) or expands (expand: true) a host
@@ -377,6 +684,9 @@ func uploadTree(ctx context.Context, s sandbox.Session, src, dst string, exclude
 	}
 	empty := true
 	for _, e := range ents {
+		if !e.IsDir() && !e.Type().IsRegular() {
+			continue // symlinks and special files: left out, as everywhere in the copy
+		}
 		hp := filepath.Join(src, e.Name())
 		var inner []string
 		skip := false
