@@ -284,21 +284,23 @@ func compose(ctx context.Context, first link, root string, layers []string, opts
 				// Unreachable: a remote harness's base is absolutised.
 				return nil, fail(fmt.Errorf("%q: %w", cur.h.Base, ErrNoLocalDir))
 			}
-			p, err := resolveLocal(r, root, layers)
+			// Opened through the fullsend dir (os.Root): what is parsed
+			// is what the containment check saw.
+			l, err := openLocal(r, root, layers)
 			if err != nil {
 				return nil, fail(err)
 			}
-			if err := wantFile(p, false); err != nil {
-				return nil, fail(err)
-			}
+			p := l.Path
 			k := p
 			if real, err := filepath.EvalSymlinks(p); err == nil {
-				k = real
+				k = real // identity for cycle detection only
 			}
 			if err := cycle(k, displayPath(p, root)); err != nil {
+				l.Close()
 				return nil, err
 			}
-			b, err := ReadFile(p)
+			b, err := l.readHarness()
+			l.Close()
 			if err != nil {
 				return nil, fail(err)
 			}

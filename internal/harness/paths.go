@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
 // Resolve maps a local reference (as written in the harness) to a file or
@@ -285,6 +286,19 @@ func (l *Local) want(dir bool) error {
 		return fmt.Errorf("%s: %w: want a regular file", l.Path, ErrWrongType)
 	}
 	return nil
+}
+
+// readHarness reads the regular file l as a harness: at most
+// yamlx.MaxFileSize bytes (yamlx refuses more).
+func (l *Local) readHarness() ([]byte, error) {
+	if err := l.want(false); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(l.file, yamlx.MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Path, unwrapPathErr(err))
+	}
+	return b, nil
 }
 
 // ReadAll reads the whole regular file l.

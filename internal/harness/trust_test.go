@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -208,5 +210,20 @@ func TestResourcesOnlyLower(t *testing.T) {
 	}
 	if want := (config.Limits{MemoryBytes: 512 << 20, Pids: 64, CPUs: 1}); h.Resources != want {
 		t.Fatalf("merged resources = %+v, want %+v", h.Resources, want)
+	}
+}
+
+// A local base is opened through the fullsend dir: a base that is a
+// symlink leading out of it is refused, not read.
+func TestLocalBaseSymlinkOutRefused(t *testing.T) {
+	d := tree(t, baseTree())
+	outside := write(t, t.TempDir(), "evil.yaml", "agent: agents/a.md\nenv: {sandbox: {X: \"1\"}}\n")
+	if err := os.Symlink(outside, filepath.Join(d, "harness", "b.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	p := write(t, d, "harness/h.yaml", "base: harness/b.yaml\n")
+	_, err := Load(p, LoadOptions{Root: d})
+	if !errors.Is(err, ErrEscapes) {
+		t.Fatalf("err = %v, want ErrEscapes", err)
 	}
 }
