@@ -48,6 +48,9 @@ func cacheOpen(env *Env) (*cas.Store, string, error) {
 		return nil, dir, fmt.Errorf("cache %s: %w", dir, err)
 	}
 	s, err := cas.Open(dir)
+	if err == nil {
+		env.ignoreCache(dir)
+	}
 	return s, dir, err
 }
 

@@ -4,5 +4,14 @@
 // Every command lives in its own file and registers itself with register from
 // an init function. Main turns any error into a single stderr line
 // ("fullsend: <message>") and an exit code: 0 success, 1 failure, 2 bad usage,
-// or the code carried by an *ExitError.
+// or the code carried by an *ExitError. A command stopped by SIGINT or
+// SIGTERM (Main's signal context) prints "fullsend: interrupted" instead of
+// whatever error the cancellation surfaced as, and exits 130.
+//
+// Nothing the CLI writes may show up in `git status` of the user's tree:
+// the run directories and the cache get a .gitignore holding "*" (see
+// ignore.go); the fullsend dir itself (config, harnesses, lock.yaml) is
+// meant to be committed and is never ignored. lock.yaml lives in the
+// fullsend dir the harness resolves against, as every other command sees
+// it (HarnessTarget.Root).
 package cli

@@ -50,11 +50,22 @@ func (f *ResolveFlags) add(cmd *cobra.Command, forge bool) {
 // lazily built network and scanner, terminal prompt and progress, and the
 // lock file of the fullsend dir. Warnings go to stderr. It is what `run`
 // calls too.
+//
+// The lock file is <fullsend dir>/lock.yaml of the fullsend dir the harness
+// resolves against (HarnessTarget.Root: --fullsend-dir, or the one inferred
+// from the harness location), the same dir `fullsend lock` writes.
 func (e *Env) ResolveHarness(ctx context.Context, cmd *cobra.Command, arg string, f ResolveFlags, useLock bool) (*resolve.Result, error) {
 	t, err := e.ResolveHarnessArg(cmd, arg)
 	if err != nil {
 		return nil, err
 	}
+	return e.resolveTarget(ctx, cmd, t, f, useLock)
+}
+
+// LockPath is the lock file of the fullsend dir a harness resolves against.
+func (t HarnessTarget) LockPath() string { return filepath.Join(t.Root, lock.FileName) }
+
+func (e *Env) resolveTarget(ctx context.Context, cmd *cobra.Command, t HarnessTarget, f ResolveFlags, useLock bool) (*resolve.Result, error) {
 	cfg, err := e.loadConfigFrom(t.Root)
 	if err != nil {
 		return nil, err
@@ -63,8 +74,9 @@ func (e *Env) ResolveHarness(ctx context.Context, cmd *cobra.Command, arg string
 	if err != nil {
 		return nil, err
 	}
+	opts.LockCommand = func(update bool) string { return lockCommand(cmd, t.Arg, update) }
 	if useLock {
-		lf, err := readLock(filepath.Join(e.FullsendDir, lock.FileName))
+		lf, err := readLock(t.LockPath())
 		if err != nil {
 			return nil, err
 		}
@@ -103,6 +115,7 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 	if err != nil {
 		return resolve.Options{}, err
 	}
+	e.ignoreCache(cacheDir)
 	o := resolve.Options{
 		Config:  cfg,
 		Root:    root,

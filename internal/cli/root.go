@@ -21,6 +21,10 @@ const (
 	ExitOK      = 0 // success
 	ExitFailure = 1 // the command ran and failed (or found something critical)
 	ExitUsage   = 2 // bad flags or arguments
+	// ExitInterrupted: the command was stopped by SIGINT (Ctrl-C) or
+	// SIGTERM; stderr says "fullsend: interrupted" (128 + SIGINT, the code
+	// a canceled run's report records too).
+	ExitInterrupted = 130
 )
 
 // Env is what every command sees of the outside world. Tests build one with
@@ -89,7 +93,8 @@ or https URLs pinned by sha256. fullsend fetches the whole transitive closure
 safely, verifies every byte, scans it for prompt injection and secrets,
 provisions a sandbox, lays out the workspace and runs the agent inside it.
 
-Exit status: 0 on success, 1 on failure, 2 on bad usage.`,
+Exit status: 0 on success, 1 on failure, 2 on bad usage, 130 when
+interrupted (Ctrl-C, SIGTERM).`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
@@ -142,6 +147,13 @@ func run(ctx context.Context, env *Env, args []string) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if ctx.Err() != nil {
+		// The only canceller is Main's signal context: whatever error the
+		// interruption surfaced as ("context canceled", a killed child…),
+		// the user pressed Ctrl-C or the process was told to stop.
+		fmt.Fprintln(env.Stderr, "fullsend: interrupted")
+		return ExitInterrupted
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,6 +104,7 @@ func (n *nativeFlags) options(fl *pflag.FlagSet) (map[string]string, []string, e
 func newRunCmd(env *Env) *cobra.Command {
 	var f ResolveFlags
 	var rf runFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run [flags] HARNESS",
 		Short: "Resolve, scan and run a harness's agent in a sandbox",
@@ -119,10 +121,19 @@ down — also on failure and on Ctrl-C.
 
 The target repository (--target-repo DIR; default: the git repository of the
 current directory; "none" for an empty working directory) is copied into the
-sandbox, never modified on the host.
+sandbox, never modified on the host. Outside a git repository --target-repo is
+required (exit 2). Flags, runtime names, the --script file and the native
+model settings are checked before anything runs (bad usage: exit 2).
+
+--json prints one JSON object on stdout instead of the summary: run_id,
+status, exit_code, error, stop_reason, result (host path of the result file),
+valid, findings, duration_ms, phases, run_dir, harness, agent, runtime,
+sandbox, target_repo, events. Progress and notes stay on stderr.
 
 Every run leaves <workspace>/.fullsend/runs/<run-id>/ with report.json,
 transcript.jsonl, the script logs and the agent's output; see 'fullsend runs'.
+The runs directory and the cache hold a .gitignore, so they never show up in
+git status.
 Exit status 0 only when the agent succeeded and its result validated.
 
 --runtime native runs fullsend's own tool loop on this host against an
@@ -136,7 +147,15 @@ tool-outputs/. --resume RUN_ID continues a killed or failed native run in its
 run directory from its transcript (the sandbox itself is provisioned afresh).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runHarness(cmd, env, args[0], f, rf)
+			rep, err := runHarness(cmd, env, args[0], f, rf)
+			if asJSON {
+				return writeRunJSON(env, rep, err)
+			}
+			if rep != nil {
+				cwd, _ := os.Getwd()
+				writeRunSummary(env.Stdout, rep, cwd)
+			}
+			return runExit(rep, err)
 		},
 	}
 	f.add(cmd, true)
@@ -146,27 +165,44 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 	fl.StringVar(&rf.sandbox, "sandbox", "", "sandbox backend `NAME`: local or docker (default: config sandbox.backend, local)")
 	fl.StringVar(&rf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
 	fl.StringVar(&rf.prompt, "prompt", "", "the task `TEXT` given to the agent (default: run the agent on the target repository)")
-	fl.StringVar(&rf.resume, "resume", "", "continue the native run `RUN_ID` (killed, failed or invalid) in its run directory; HARNESS is still required")
+	fl.StringVar(&rf.resume, "resume", "", "continue the native run `RUN_ID` (killed, failed or invalid; a unique prefix or latest) in its run directory; HARNESS is still required")
+	fl.BoolVar(&asJSON, "json", false, "print one JSON object on stdout instead of the summary (progress and notes stay on stderr)")
 	rf.native.add(fl)
 	return cmd
 }
 
-func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf runFlags) error {
+func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf runFlags) (*runpkg.Report, error) {
 	ctx := cmd.Context()
+	// What the flags alone decide is checked before anything is resolved.
 	if rf.script != "" && rf.runtime == "" {
 		rf.runtime = "script"
 	}
 	if rf.sandbox != "" && rf.sandbox != "local" && rf.sandbox != "docker" {
-		return usageError{fmt.Errorf("--sandbox %q: want local or docker", rf.sandbox)}
+		return nil, usageError{fmt.Errorf("--sandbox %q: want local or docker", rf.sandbox)}
+	}
+	if rf.runtime != "" {
+		if err := checkRuntimeName(rf.runtime); err != nil {
+			return nil, usageError{fmt.Errorf("--runtime: %w", err)}
+		}
+	}
+	if rf.script != "" {
+		if err := checkScriptFlag(rf.script); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	nativeOpts, nativeGiven, err := rf.native.options(cmd.Flags())
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
+	}
+	if rf.runtime != "" && rf.runtime != native.Name && len(nativeGiven) > 0 {
+		return nil, usageError{fmt.Errorf("%s: only for the native runtime (runtime is %q)", strings.Join(nativeGiven, ", "), rf.runtime)}
 	}
 	if rf.resume != "" {
-		if err := runpkg.CheckRunID(rf.resume); err != nil {
-			return usageError{fmt.Errorf("--resume: %w", err)}
+		id, err := findRun(runpkg.RunsDir(env.Workspace), rf.resume)
+		if err != nil {
+			return nil, fmt.Errorf("--resume: %w", err)
 		}
+		rf.resume = id
 		if rf.runtime == "" {
 			// A resumed run keeps its runtime: the recorded one, else
 			// native (a run killed before its first report).
@@ -179,7 +215,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	start := time.Now()
 	res, err := env.ResolveHarness(ctx, cmd, arg, f, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resolveTime := time.Since(start)
 	root := res.Root
@@ -188,36 +224,57 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	}
 	cfg, err := env.loadConfigFrom(root)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	// The harness's (or config's) runtime name.
+	if rf.runtime == "" {
+		if err := checkHarnessRuntime(res.Loaded, cfg); err != nil {
+			return nil, err
+		}
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	plan, err := runpkg.NewPlan(res, cfg, runpkg.Options{
 		Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
 		Cwd: cwd, Workspace: env.Workspace, FullsendDir: root, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
 		Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv, ResolveTime: resolveTime,
 	})
-	if err != nil {
-		return err
+	if errors.Is(err, runpkg.ErrNoTargetRepo) {
+		return nil, usageError{err}
 	}
+	if err != nil {
+		return nil, err
+	}
+	// The model settings: still before any host script runs or any
+	// sandbox exists.
 	if plan.Runtime != native.Name && len(nativeGiven) > 0 {
-		return usageError{fmt.Errorf("%s: only for the native runtime (runtime is %q)", strings.Join(nativeGiven, ", "), plan.Runtime)}
+		return nil, usageError{fmt.Errorf("%s: only for the native runtime (runtime is %q)", strings.Join(nativeGiven, ", "), plan.Runtime)}
+	}
+	if plan.Runtime == native.Name && rf.resume == "" {
+		if err := checkNativeModel(plan); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	var fetchOpts *fetchsvc.Options
 	if res.Harness.AllowRuntimeFetch {
 		ro, err := env.ResolveOptions(cfg, root, f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fetchOpts = &fetchsvc.Options{Config: cfg, Store: ro.Store, Scanner: ro.Scanner, Audit: ro.Audit, Network: ro.Network, Getenv: env.Getenv, TraceID: res.TraceID, Offline: f.Offline}
+	}
+	if rf.resume == "" {
+		if err := ensureIgnoredDir(plan.RunsDir, 0o755); err != nil {
+			return nil, fmt.Errorf("run directory: %w", err)
+		}
 	}
 	var progress io.Writer
 	if env.IsTerminal(env.Stderr) {
 		progress = env.Stderr
 	}
-	rep, err := runpkg.Execute(ctx, plan, runpkg.ExecOptions{
+	return runpkg.Execute(ctx, plan, runpkg.ExecOptions{
 		Progress: progress,
 		Warn:     env.Stderr,
 		Fetch:    fetchOpts,
@@ -228,17 +285,24 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			Image:                  cfg.Sandbox.Docker.Image,
 		},
 	})
-	if rep != nil {
-		writeRunSummary(env.Stdout, rep, cwd)
+}
+
+// runExit turns the outcome of a run into the command's error: nil on
+// success, else an *ExitError with the report's exit code (1 when there
+// is no report or it says 0).
+func runExit(rep *runpkg.Report, err error) error {
+	if err == nil {
+		return nil
 	}
-	if err != nil {
-		code := ExitFailure
-		if rep != nil && rep.ExitCode != 0 {
-			code = rep.ExitCode
-		}
-		return &ExitError{Code: code, Err: err}
+	var ue usageError
+	if rep == nil && errors.As(err, &ue) {
+		return err
 	}
-	return nil
+	code := ExitFailure
+	if rep != nil && rep.ExitCode != 0 {
+		code = rep.ExitCode
+	}
+	return &ExitError{Code: code, Err: err}
 }
 
 // writeRunSummary prints the short human summary of a run.
@@ -252,6 +316,7 @@ func writeRunSummary(w io.Writer, r *runpkg.Report, cwd string) {
 	fmt.Fprintf(w, "agent     %s\n", r.Agent)
 	fmt.Fprintf(w, "runtime   %s\n", r.Runtime)
 	fmt.Fprintf(w, "sandbox   %s\n", r.Sandbox.Backend)
+	fmt.Fprintf(w, "repo      %s\n", repoLine(r.Target.Repo))
 	fmt.Fprintf(w, "result    %s\n", resultLine(r))
 	if e := r.Events; e.Turns > 0 {
 		fmt.Fprintf(w, "usage     %d turn(s), %d tool call(s), %d input / %d output tokens, stop %s\n", e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.StopReason)
@@ -266,8 +331,105 @@ func writeRunSummary(w io.Writer, r *runpkg.Report, cwd string) {
 	}
 	fmt.Fprintf(w, "run dir   %s\n", dir)
 	if r.Error != "" {
-		fmt.Fprintf(w, "error     %s\n", oneLine(r.Error))
+		fmt.Fprintf(w, "error     %s\n", runError(r))
 	}
+}
+
+// runError is the error of a run as shown to people and scripts: a
+// canceled run says it was interrupted rather than "context canceled".
+func runError(r *runpkg.Report) string {
+	if r.Status == runpkg.StatusCanceled {
+		return "interrupted"
+	}
+	return oneLine(r.Error)
+}
+
+// repoLine names the target repository of a run: its host path and
+// whether it is a git repository, or none.
+func repoLine(repo string) string {
+	if repo == "" {
+		return "none (empty working directory)"
+	}
+	if _, err := os.Lstat(filepath.Join(repo, ".git")); err == nil {
+		return repo + " (git)"
+	}
+	return repo + " (directory)"
+}
+
+// runJSON is the one object `run --json` prints on stdout. Status is the
+// run's status, or "error" when the command failed before a run existed
+// (RunID and RunDir are then empty). ExitCode is the command's exit status.
+type runJSON struct {
+	RunID      string              `json:"run_id"`
+	Status     string              `json:"status"`
+	ExitCode   int                 `json:"exit_code"`
+	Error      string              `json:"error,omitempty"`
+	StopReason string              `json:"stop_reason"`
+	Result     string              `json:"result"` // host path of the agent's result file; "" when there is none
+	Valid      *bool               `json:"valid"`  // the result validated; null = nothing was validated
+	Findings   int                 `json:"findings"`
+	DurationMS int64               `json:"duration_ms"`
+	Phases     []runJSONPhase      `json:"phases"`
+	RunDir     string              `json:"run_dir"`
+	Harness    string              `json:"harness"`
+	Agent      string              `json:"agent"`
+	Runtime    string              `json:"runtime"`
+	Sandbox    string              `json:"sandbox"`
+	TargetRepo string              `json:"target_repo"` // "" = none
+	Events     runpkg.EventSummary `json:"events"`
+}
+
+type runJSONPhase struct {
+	Name       string  `json:"name"`
+	Status     string  `json:"status"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// writeRunJSON prints the outcome of a run as one JSON object on stdout and
+// returns the command's error unchanged, so the exit status and the one
+// stderr line are those of a run without --json.
+func writeRunJSON(env *Env, rep *runpkg.Report, err error) error {
+	exit := runExit(rep, err)
+	code := ExitOK
+	if exit != nil {
+		code = ExitFailure
+		var ee *ExitError
+		var ue usageError
+		switch {
+		case errors.As(exit, &ee):
+			code = ee.Code
+		case errors.As(exit, &ue):
+			code = ExitUsage
+		}
+	}
+	out := runJSON{Status: "error", ExitCode: code, Phases: []runJSONPhase{}}
+	if err != nil {
+		out.Error = oneLine(err.Error())
+	}
+	if rep != nil {
+		out.RunID, out.Status, out.StopReason = rep.RunID, rep.Status, rep.Events.StopReason
+		out.Valid, out.Findings, out.DurationMS = rep.Validation.Valid, len(rep.Findings), rep.DurationMS
+		out.RunDir, out.Harness, out.Agent, out.Runtime = rep.Dir(), rep.Harness.Source, rep.Agent, rep.Runtime
+		out.Sandbox, out.TargetRepo, out.Events = rep.Sandbox.Backend, rep.Target.Repo, rep.Events
+		if rep.Error != "" {
+			out.Error = runError(rep)
+		}
+		for _, p := range rep.Phases {
+			out.Phases = append(out.Phases, runJSONPhase{p.Name, p.Status, p.DurationMS})
+		}
+		res := filepath.Join(rep.Dir(), runpkg.OutputSubdir, runpkg.ResultName)
+		if st, serr := os.Stat(res); serr == nil && st.Mode().IsRegular() {
+			out.Result = res
+		}
+	}
+	data, jerr := json.Marshal(out)
+	if jerr != nil {
+		return jerr
+	}
+	if _, werr := fmt.Fprintf(env.Stdout, "%s\n", data); werr != nil {
+		return werr
+	}
+	return exit
 }
 
 func resultLine(r *runpkg.Report) string {

@@ -101,8 +101,13 @@ func TestRunNativeOpenAI(t *testing.T) {
 		modeltest.Say("Wrote the greeting."),
 	)
 	setModelEnv(t, model.APIOpenAI, srv.URL+"/v1")
+	hello, err := filepath.Abs(helloHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := inGitRepo(t)
 	ws := t.TempDir()
-	code, out, errs := runCLI(t, "--workspace", ws, "run", "--runtime", "native", helloHarness)
+	code, out, errs := runCLI(t, "--workspace", ws, "run", "--runtime", "native", hello)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -116,8 +121,8 @@ func TestRunNativeOpenAI(t *testing.T) {
 	if rep.Runtime != "native" || rep.Events.Turns != 3 || rep.Events.ToolCalls != 2 || rep.Events.StopReason != "completed" || rep.Events.Iterations != 1 {
 		t.Errorf("report: runtime %q events %+v", rep.Runtime, rep.Events)
 	}
-	if rep.Target.Repo == "" {
-		t.Errorf("target repository not detected from the current directory")
+	if rep.Target.Repo != repo {
+		t.Errorf("target repository %q, want %s detected from the current directory", rep.Target.Repo, repo)
 	}
 	if res, err := os.ReadFile(filepath.Join(dir, "output", "agent-result.json")); err != nil || string(res) != helloResult {
 		t.Errorf("result = %s (%v)", res, err)
@@ -377,7 +382,13 @@ func TestRunNativeResumeAfterKill(t *testing.T) {
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("first attempt was not killed: %v\n%s", err, stderr.String())
 	}
-	ents, err := os.ReadDir(runpkg.RunsDir(ws))
+	all, err := os.ReadDir(runpkg.RunsDir(ws))
+	var ents []os.DirEntry // run directories (the runs dir also holds its .gitignore)
+	for _, e := range all {
+		if e.IsDir() {
+			ents = append(ents, e)
+		}
+	}
 	if err != nil || len(ents) != 1 {
 		t.Fatalf("run dirs: %v %d", err, len(ents))
 	}

@@ -2,9 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -80,12 +84,20 @@ func newRunsLsCmd(env *Env) *cobra.Command {
 func newRunsShowCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "show [--json] RUN_ID",
+		Use:   "show [--json] RUN_ID|PREFIX|latest",
 		Short: "Show one run's summary (--json: its report.json)",
-		Args:  cobra.ExactArgs(1),
+		Long: `show prints the summary, phases, events, findings and notes of one run
+(--json: its report.json as written). The run is named by its id, by any
+prefix of the id that only it has (an ambiguous prefix is a usage error
+listing the candidates), or by "latest" (the newest run).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := runpkg.RunsDir(env.Workspace)
-			r, err := runpkg.Load(dir, args[0])
+			id, err := findRun(dir, args[0])
+			if err != nil {
+				return err
+			}
+			r, err := runpkg.Load(dir, id)
 			if err != nil {
 				return err
 			}
@@ -119,4 +131,59 @@ func newRunsShowCmd(env *Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print report.json")
 	return cmd
+}
+
+// latestRun names the newest run wherever a RUN_ID is accepted.
+const latestRun = "latest"
+
+// findRun turns a RUN_ID argument into a run id: an exact id, "latest"
+// (the newest run directory; ids sort by time), or a prefix only one run
+// has. No match wraps runpkg.ErrNoRun (exit 1); an ambiguous prefix is a
+// usage error listing the candidates (exit 2).
+func findRun(runsDir, arg string) (string, error) {
+	if arg == "" {
+		return "", usageError{errors.New("empty run id")}
+	}
+	if arg != latestRun {
+		if err := runpkg.CheckRunID(arg); err != nil {
+			return "", usageError{err}
+		}
+		if st, err := os.Stat(filepath.Join(runsDir, arg)); err == nil && st.IsDir() {
+			return arg, nil
+		}
+	}
+	ents, err := os.ReadDir(runsDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("runs %s: %w", runsDir, err)
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() && runpkg.CheckRunID(e.Name()) == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
+	if arg == latestRun {
+		if len(ids) == 0 {
+			return "", fmt.Errorf("run latest: %w (no runs in %s)", runpkg.ErrNoRun, runsDir)
+		}
+		return ids[0], nil
+	}
+	var match []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, arg) {
+			match = append(match, id)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return "", fmt.Errorf("run %s: %w (in %s)", arg, runpkg.ErrNoRun, runsDir)
+	case 1:
+		return match[0], nil
+	}
+	shown := match
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("… %d more", len(match)-10))
+	}
+	return "", usageError{fmt.Errorf("run id prefix %q is ambiguous: %d runs match (%s)", arg, len(match), strings.Join(shown, ", "))}
 }

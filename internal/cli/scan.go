@@ -75,8 +75,14 @@ A file literally named "context" must be given as ./context.`,
 			}
 			o := scan.OptionsFromConfig(cfg, nil)
 			o.Getenv = env.Getenv
-			o.FindingsLog = scan.FindingsPath(cas.DefaultDir(env.Workspace, env.Getenv))
-			return runScan(cmd, env, f, o, args, nil)
+			cacheDir := cas.DefaultDir(env.Workspace, env.Getenv)
+			o.FindingsLog = scan.FindingsPath(cacheDir)
+			err = runScan(cmd, env, f, o, args, nil)
+			// The findings log may have created the cache directory.
+			if ierr := ignoreIfPresent(cacheDir); ierr != nil {
+				fmt.Fprintf(env.Stderr, "fullsend: warning: cache %s\n", oneLine(ierr.Error()))
+			}
+			return err
 		},
 	}
 	f.add(cmd)

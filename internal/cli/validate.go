@@ -50,7 +50,7 @@ func newValidateCmd(env *Env) *cobra.Command {
 		Long: `validate loads HARNESS (a path, or the name of an agent registered in
 config.yaml), composes its base: chain, applies the --forge overlay when
 given, checks every rule (allowlists, pins, local-only executables, paths that
-stay inside the fullsend dir) and prints the harness's resources. Nothing is
+stay inside the fullsend dir, runtime names) and prints the harness's resources. Nothing is
 fetched. Without --forge, the resources of every forge overlay are checked and
 listed too (as forge.<name>.<field>).`,
 		Args: cobra.ExactArgs(1),
@@ -61,6 +61,11 @@ listed too (as forge.<name>.<field>).`,
 			}
 			res, err := h.Check(cfg)
 			if err != nil {
+				return err
+			}
+			// runtime: must name a registered runtime (script, native,
+			// claude), in the harness and in config.yaml alike.
+			if err := checkHarnessRuntime(h, cfg); err != nil {
 				return err
 			}
 			out := validateJSON{

@@ -119,7 +119,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, h http.Header) (*Respon
 		port, _ = strconv.Atoi(p)
 	}
 	if _, ok := netguard.MatchHost(host, c.o.AllowedDomains); !ok {
-		return fail(fmt.Errorf("%w: %s matches no allowed_domains entry", ErrDomain, host))
+		return fail(fmt.Errorf("%w: %s matches no allowed_domains entry (add a prefix for it to allowed_remote_resources in config.yaml, or list it under security.remote_resources.allowed_domains)", ErrDomain, host))
 	}
 
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errDeadline)

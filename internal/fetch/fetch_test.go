@@ -190,6 +190,10 @@ func TestDomainAllowlist(t *testing.T) {
 				return
 			}
 			wantErr(t, err, fetch.ErrDomain, tc.host)
+			// The refusal names the usual fix (issue 14).
+			if !strings.Contains(err.Error(), "allowed_remote_resources") {
+				t.Errorf("refusal does not mention allowed_remote_resources: %v", err)
+			}
 		})
 	}
 }

@@ -47,8 +47,9 @@
 //
 // # Writing
 //
-// Write renders the whole file first, then writes a temporary file in the
-// same directory, fsyncs it, renames it over lock.yaml and fsyncs the
+// Write renders the whole file first, creates the fullsend dir when it is
+// missing (a fresh clone, a new --fullsend-dir), then writes a temporary
+// file in the same directory, fsyncs it, renames it over lock.yaml and fsyncs the
 // directory. On any failure the previous lock.yaml is left byte for byte
 // as it was and the temporary file is removed.
 //

@@ -557,9 +557,13 @@ func Write(path string, f *File) (err error) {
 	return WriteBytes(path, data)
 }
 
-// WriteBytes atomically replaces path with data.
+// WriteBytes atomically replaces path with data. The directory (the
+// fullsend dir) is created when missing, so locking works on a fresh clone.
 func WriteBytes(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", path, err)

@@ -142,3 +142,22 @@ func TestKey(t *testing.T) {
 		t.Errorf("url key = %q", k)
 	}
 }
+
+// TestWriteCreatesFullsendDir: on a fresh clone the fullsend dir may not
+// exist yet; Write creates it instead of failing on the temporary file.
+func TestWriteCreatesFullsendDir(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clone", ".fullsend", FileName)
+	f := &File{}
+	f.Put("code", sampleEntry(), "2026-05-12T14:30:00Z")
+	if err := Write(path, f); err != nil {
+		t.Fatalf("Write into a missing directory: %v", err)
+	}
+	got, err := Read(path)
+	if err != nil || got.Harnesses["code"] == nil {
+		t.Fatalf("after write: %v %+v", err, got)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Fatalf("temporary files left: %v", ents)
+	}
+}

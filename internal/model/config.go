@@ -128,6 +128,19 @@ func ConfigFromEnv(getenv func(string) string, o Overrides) (Config, error) {
 	if c.Auth == AuthBearer {
 		c.KeyEnv = pick("key_env", o.KeyEnv, EnvKeyEnv, EnvAPIKey)
 		c.Key = Secret(strings.TrimSpace(getenv(c.KeyEnv)))
+	} else if c.Auth == AuthNone {
+		// A key left set with auth none is refused by Validate, never
+		// ignored: the user may believe it is being sent.
+		name := strings.TrimSpace(o.KeyEnv)
+		if name == "" {
+			name = strings.TrimSpace(getenv(EnvKeyEnv))
+		}
+		if name == "" {
+			name = EnvAPIKey
+		}
+		if k := strings.TrimSpace(getenv(name)); k != "" {
+			c.KeyEnv, c.Key = name, Secret(k)
+		}
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
@@ -165,7 +178,7 @@ func (c Config) Validate() error {
 	switch c.Auth {
 	case AuthNone:
 		if c.Key != "" {
-			return &ConfigError{"auth", fmt.Errorf("auth none with a key set: refusing to ignore a credential silently")}
+			return &ConfigError{"auth", fmt.Errorf("%s=none but %s holds a key: unset one of them (a credential is never ignored silently)", EnvAuth, c.KeyEnv)}
 		}
 	case AuthBearer:
 		if c.Key == "" {

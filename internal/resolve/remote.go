@@ -24,7 +24,7 @@ func (r *resolver) resolveRemote(ctx context.Context, target string) (*Result, e
 	}
 	host := ref.Hostname(rf.URL)
 	if _, ok := netguard.MatchHost(host, r.cfg.EffectiveAllowedDomains()); !ok {
-		return nil, fmt.Errorf("harness %s: host %s is not in security.remote_resources.allowed_domains", rf.URL, host)
+		return nil, fmt.Errorf("harness %s: host %s is not allowed: add a prefix for it to allowed_remote_resources in config.yaml (allowed_domains defaults to the hosts of that list), or list it under security.remote_resources.allowed_domains", rf.URL, host)
 	}
 	rr := r.cfg.Security.RemoteResources
 	idx, trusted := ref.MatchPrefix(rf.URL, rr.TrustedHarnessPrefixes)

@@ -63,8 +63,10 @@
 // uploaded to that path. A missing optional source (unset variable or no
 // file) is skipped with a note; a missing required one is an error naming
 // host_files[i]. The target repository is --target-repo, else the git
-// repository containing the working directory; with none (or "none") the
-// agent works in an empty /sandbox/workspace/repo. The run directories and
+// repository containing the working directory; outside a git repository
+// without --target-repo, NewPlan fails with ErrNoTargetRepo (never a silent
+// empty directory); with "none" the agent works in an empty
+// /sandbox/workspace/repo. The run directories and
 // the cache are left out of the copy when they live inside the repository
 // (the README's case). readonly_repo makes the copy read-only (chmod a-w):
 // the host repository is never written in any case.
@@ -76,6 +78,23 @@
 // skills are never merged silently (the corpus's retro github overlay has
 // two skills in directories named "github"). Repository skills of the same
 // name are shadowed (personal over project) and listed in the report.
+//
+// # The target repository on the host
+//
+// The host repository is only read (nothing is ever written into it), and
+// every read inside it — the context files of the host scan and of the
+// injection decision, .claude/skills, .git/info/exclude — goes through an
+// os.Root on the repository with no symlink followed at any path
+// component (repoFS: Lstat, open, os.SameFile, so a swap in between is
+// caught). A symlink there is treated as the copy treats it: left out. An
+// AGENTS.md or CLAUDE.md that is a symlink (wherever it points) counts as
+// absent, with a note, so the org default or the bridge is injected; a
+// symlinked .claude or .claude/skills is neither scanned nor counted as
+// repository skills; a symlinked .git, .git/info or .git/info/exclude is
+// not read, and the copy's exclude lists fullsend's entries only (a note).
+// The host scan reads each repository context file once, when it lists
+// it. Symlinks met while the copy is walked down to an excluded runs dir
+// are left out too.
 //
 // # AGENTS.md injection (seed 002, step 8a, read as a sequence)
 //

@@ -597,12 +597,19 @@ func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
 	return nil
 }
 
+// ErrNoTargetRepo is returned by NewPlan when no --target-repo was given
+// and the working directory is not inside a git repository: the agent would
+// silently get an empty directory.
+var ErrNoTargetRepo = errors.New("no target repository")
+
 func (p *Plan) planTarget(o Options) error {
 	repo := o.TargetRepo
 	if repo == "none" {
 		repo = ""
 	} else if repo == "" {
-		repo = findGitRoot(o.Cwd)
+		if repo = findGitRoot(o.Cwd); repo == "" {
+			return &PlanError{Field: "--target-repo", Err: fmt.Errorf("%w: %s is not inside a git repository; give --target-repo DIR (the repository the agent works on) or --target-repo none (an empty working directory)", ErrNoTargetRepo, o.Cwd)}
+		}
 	} else {
 		abs, err := filepath.Abs(repo)
 		if err != nil {
@@ -634,8 +641,11 @@ func (p *Plan) planTarget(o Options) error {
 	return nil
 }
 
-// findGitRoot returns the nearest directory at or above dir that holds
-// .git, or "".
+// FindGitRoot returns the nearest directory at or above dir that holds
+// .git, or "": the default target repository of a run started in dir.
+func FindGitRoot(dir string) string { return findGitRoot(dir) }
+
+// findGitRoot is FindGitRoot.
 func findGitRoot(dir string) string {
 	d, err := filepath.Abs(dir)
 	if err != nil {
