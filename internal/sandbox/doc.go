@@ -12,9 +12,24 @@
 //     explicit leading "*." for subdomains (netguard.CheckHostPattern) and
 //     runner Services as loopback "IP:PORT"; POSIX env names; non-negative
 //     limits. Errors wrap ErrInvalidSpec.
-//   - Every sandbox has /sandbox (read-write, backed by a host temporary
-//     directory removed by Terminate) and the running fullsend binary,
-//     read-only, at /usr/local/bin/fullsend.
+//   - Every sandbox has /sandbox (read-write, at most Limits.WorkspaceBytes,
+//     released by Terminate) and the running fullsend binary, read-only, at
+//     /usr/local/bin/fullsend.
+//   - Limits: a zero field means the Default* value (Limits.Resolved);
+//     WallTime zero means no timeout. Each backend reports in
+//     Capabilities.Limits how it enforces each one (Enforced, Weaker with
+//     the fallback named, NotEnforced), so a run can warn. Past
+//     OutputBytes, Exec kills the command and Download copies nothing
+//     (ErrOutputLimit); past TmpBytes and WorkspaceBytes writes fail inside
+//     (ENOSPC, EFBIG) or, for read-write host mounts only watched by the
+//     backend, the session ends (ErrWorkspaceLimit); an OOM kill is
+//     reported in ExecResult.OOMKilled.
+//   - Agent commands may create sockets of the families AF_UNIX, AF_INET,
+//     AF_INET6 and AF_NETLINK only; socket(2) and socketpair(2) of any
+//     other family (AF_VSOCK, which no network namespace confines, first)
+//     fail with EAFNOSUPPORT.
+//   - Agent commands cannot signal or otherwise address the sandbox's own
+//     processes (local: separate pid namespaces; docker: another uid).
 //   - Network "none" (no Allow, no Services) means no network at all.
 //     Otherwise egress goes only through the host-side proxy of package
 //     egress, which admits allowlisted destinations with public addresses (or

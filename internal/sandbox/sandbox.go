@@ -13,8 +13,8 @@ import (
 
 // Well-known paths inside every sandbox.
 const (
-	// Root is the read-write directory every sandbox has, backed by a host
-	// temporary directory that Terminate removes.
+	// Root is the read-write directory every sandbox has. Its size is
+	// bounded by Limits.WorkspaceBytes and Terminate releases it.
 	Root = "/sandbox"
 	// BinaryPath is where the running fullsend binary is visible (read-only).
 	BinaryPath = "/usr/local/bin/fullsend"
@@ -46,13 +46,85 @@ type Network struct {
 // None reports whether the policy allows no egress at all.
 func (n Network) None() bool { return len(n.Allow) == 0 && len(n.Services) == 0 }
 
-// Limits bound what a session may consume. Zero means "backend default / no
-// limit" for each field.
+// Limits bound what a session may consume. Zero means "backend default"
+// (the Default* constants) for every field except WallTime, where zero means
+// no timeout. Backends report in Capabilities.Limits how each one is
+// enforced; Resolved gives the values a backend applies.
 type Limits struct {
 	WallTime    time.Duration `json:"wall_time,omitempty"`    // per exec, when ExecRequest.Timeout is zero
-	MemoryBytes int64         `json:"memory_bytes,omitempty"` // whole session
-	Pids        int           `json:"pids,omitempty"`         // whole session (tasks)
-	CPUs        float64       `json:"cpus,omitempty"`         // CPU bandwidth, in cores
+	MemoryBytes int64         `json:"memory_bytes,omitempty"` // the agent's commands together (files in tmpfs count)
+	Pids        int           `json:"pids,omitempty"`         // the agent's commands together (tasks: processes and threads)
+	CPUs        float64       `json:"cpus,omitempty"`         // CPU bandwidth of the whole session, in cores
+
+	TmpBytes       int64 `json:"tmp_bytes,omitempty"`       // size= of the /tmp tmpfs
+	WorkspaceBytes int64 `json:"workspace_bytes,omitempty"` // bytes the sandbox may write under /sandbox
+	OutputBytes    int64 `json:"output_bytes,omitempty"`    // bytes Download may copy out, and host-side capture of each Exec's stdout/stderr
+}
+
+// Default limits, applied by backends to zero Limits fields.
+const (
+	DefaultMemoryBytes    int64   = 4 << 30
+	DefaultPids           int     = 1024
+	DefaultCPUs           float64 = 2
+	DefaultTmpBytes       int64   = 1 << 30
+	DefaultWorkspaceBytes int64   = 10 << 30
+	DefaultOutputBytes    int64   = 64 << 20
+)
+
+// Resolved returns l with every zero field except WallTime replaced by its
+// default.
+func (l Limits) Resolved() Limits {
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = DefaultMemoryBytes
+	}
+	if l.Pids == 0 {
+		l.Pids = DefaultPids
+	}
+	if l.CPUs == 0 {
+		l.CPUs = DefaultCPUs
+	}
+	if l.TmpBytes == 0 {
+		l.TmpBytes = DefaultTmpBytes
+	}
+	if l.WorkspaceBytes == 0 {
+		l.WorkspaceBytes = DefaultWorkspaceBytes
+	}
+	if l.OutputBytes == 0 {
+		l.OutputBytes = DefaultOutputBytes
+	}
+	return l
+}
+
+// ErrOutputLimit is wrapped by the error of a Download that would copy more
+// than Limits.OutputBytes (nothing is left at the destination) and of an
+// Exec whose stdout and stderr together exceeded it (the command is killed;
+// the ExecResult holds the output up to the limit).
+var ErrOutputLimit = errors.New("output limit exceeded")
+
+// OutputLimitError returns the error for what (e.g. "download /sandbox/x",
+// "exec sh") exceeding limit bytes; it wraps ErrOutputLimit and names the
+// output_size setting.
+func OutputLimitError(what string, limit int64) error {
+	return fmt.Errorf("%s: more than output_size (%s): %w", what, FormatBytes(limit), ErrOutputLimit)
+}
+
+// ErrWorkspaceLimit is wrapped by the errors of a session a backend killed
+// because the sandbox wrote more than Limits.WorkspaceBytes where the
+// backend can only watch (host directories mounted read-write).
+var ErrWorkspaceLimit = errors.New("workspace limit exceeded")
+
+// FormatBytes renders n as an exact binary-unit size ("64MiB", "1536KiB",
+// "100B") when one divides it, in bytes otherwise.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		s string
+		v int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.v && n%u.v == 0 {
+			return fmt.Sprintf("%d%s", n/u.v, u.s)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
 }
 
 // Spec describes a sandbox to provision. Validate it with Check; backends
@@ -75,8 +147,12 @@ type Capabilities struct {
 	Isolation string
 	// NetworkAllowlist: per-host egress allowlist is enforced.
 	NetworkAllowlist bool
-	// MemoryLimit, PidsLimit, CPULimit: the corresponding Limits field is enforced.
+	// MemoryLimit, PidsLimit, CPULimit: the corresponding Limits field is
+	// enforced, possibly by a weaker fallback (see Limits).
 	MemoryLimit, PidsLimit, CPULimit bool
+	// Limits says, for each Limits field, how it is enforced on this
+	// machine and whether that is the full guarantee.
+	Limits LimitSupport
 	// Landlock and Seccomp report defence-in-depth layers actually available.
 	Landlock, Seccomp bool
 	// Snapshot, Resume, AttachMount, UpdateNetwork: the optional interfaces
@@ -84,6 +160,75 @@ type Capabilities struct {
 	Snapshot, Resume, AttachMount, UpdateNetwork bool
 	// Notes explains degraded features in one line each.
 	Notes []string
+}
+
+// Enforcement grades how a limit holds.
+type Enforcement int
+
+const (
+	// NotEnforced: the limit is ignored.
+	NotEnforced Enforcement = iota
+	// Weaker: a fallback bounds it with a weaker guarantee (LimitEnforcement.How says which).
+	Weaker
+	// Enforced: the documented guarantee holds.
+	Enforced
+)
+
+func (e Enforcement) String() string {
+	switch e {
+	case Enforced:
+		return "enforced"
+	case Weaker:
+		return "weaker"
+	}
+	return "not enforced"
+}
+
+// MarshalText renders the grade as its String.
+func (e Enforcement) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// UnmarshalText reads a grade written by MarshalText.
+func (e *Enforcement) UnmarshalText(b []byte) error {
+	for _, v := range []Enforcement{NotEnforced, Weaker, Enforced} {
+		if string(b) == v.String() {
+			*e = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown enforcement %q", b)
+}
+
+// LimitEnforcement describes how one limit is enforced.
+type LimitEnforcement struct {
+	Level Enforcement `json:"level"`
+	// How names the mechanism in a few words ("cgroup v1 memory.limit_in_bytes",
+	// "RLIMIT_AS per process: allocation fails, no OOM kill reported").
+	How string `json:"how"`
+}
+
+// LimitSupport holds one LimitEnforcement per Limits field.
+type LimitSupport struct {
+	Memory    LimitEnforcement `json:"memory"`
+	Pids      LimitEnforcement `json:"pids"`
+	CPU       LimitEnforcement `json:"cpu"`
+	Tmp       LimitEnforcement `json:"tmp"`
+	Workspace LimitEnforcement `json:"workspace"`
+	Output    LimitEnforcement `json:"output"`
+}
+
+// Downgrades lists, one line each ("memory: RLIMIT_AS per process (weaker)"),
+// the limits that are not Enforced, for a run's warning.
+func (l LimitSupport) Downgrades() []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		e    LimitEnforcement
+	}{{"memory", l.Memory}, {"pids", l.Pids}, {"cpus", l.CPU}, {"tmp_size", l.Tmp}, {"workspace_size", l.Workspace}, {"output_size", l.Output}} {
+		if f.e.Level != Enforced {
+			out = append(out, fmt.Sprintf("%s: %s (%s)", f.name, f.e.How, f.e.Level))
+		}
+	}
+	return out
 }
 
 // Backend provisions sessions. Implementations are safe for concurrent use.
@@ -99,13 +244,19 @@ type Backend interface {
 type Session interface {
 	ID() string
 	// Exec runs a command and waits for it. A non-zero exit status is not an
-	// error; err is reserved for failures to run it at all.
+	// error; err is reserved for failures to run it at all, and for output
+	// beyond Limits.OutputBytes (stdout and stderr together; the command is
+	// killed, err wraps ErrOutputLimit and the result holds the output up to
+	// the limit).
 	Exec(ctx context.Context, r ExecRequest) (ExecResult, error)
 	// Upload copies a host file or directory tree to sandboxPath (which is
 	// replaced/created; parents are created).
 	Upload(ctx context.Context, hostPath, sandboxPath string) error
 	// Download copies a sandbox file or tree to hostPath. Only regular files
 	// and directories are copied; symlinks and special files are skipped.
+	// When the regular files would add up to more than Limits.OutputBytes
+	// it fails with an error wrapping ErrOutputLimit and writes nothing at
+	// hostPath (the copy is staged beside it and moved into place at the end).
 	Download(ctx context.Context, sandboxPath, hostPath string) error
 	Terminate(ctx context.Context) error
 }
@@ -129,6 +280,11 @@ type ExecResult struct {
 	Stdout, Stderr []byte
 	ExitCode       int
 	TimedOut       bool
+	// OOMKilled: the memory limit was reached while the command ran and
+	// the kernel killed one of its processes (not necessarily the first
+	// one). Only backends whose Capabilities.Limits.Memory is Enforced
+	// report it.
+	OOMKilled bool
 }
 
 // Optional capabilities, checked by type assertion on a Session.
@@ -165,7 +321,9 @@ type Options struct {
 	// AllowedPrivateNetworks exempts these ranges from the proxy's internal
 	// address refusal (org config allowed_private_networks).
 	AllowedPrivateNetworks []netip.Prefix
-	// TempDir is where session directories are created (default os.TempDir()).
+	// TempDir is where a backend keeps host-side session files, if it has
+	// any (default os.TempDir()); local and docker keep none: /sandbox and
+	// /tmp live in the sandbox's own memory-backed file systems.
 	TempDir string
 	// Binary is the host file exposed as /usr/local/bin/fullsend (default:
 	// the running executable). The docker backend runs it inside the image.

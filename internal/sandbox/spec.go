@@ -99,7 +99,8 @@ func Check(s Spec) (Spec, error) {
 	} else if err := CheckPath(out.WorkDir); err != nil {
 		return Spec{}, err
 	}
-	if s.Limits.MemoryBytes < 0 || s.Limits.Pids < 0 || s.Limits.CPUs < 0 || s.Limits.WallTime < 0 {
+	if l := s.Limits; l.MemoryBytes < 0 || l.Pids < 0 || l.CPUs < 0 || l.WallTime < 0 ||
+		l.TmpBytes < 0 || l.WorkspaceBytes < 0 || l.OutputBytes < 0 {
 		return Spec{}, specErr("limits: negative value")
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -99,5 +100,67 @@ func TestMergeEnv(t *testing.T) {
 	got := strings.Join(sandbox.MergeEnv(map[string]string{"A": "1", "B": "1"}, map[string]string{"B": "2"}), ",")
 	if got != "A=1,B=2" {
 		t.Errorf("MergeEnv = %s", got)
+	}
+}
+
+func TestLimitsResolved(t *testing.T) {
+	got := sandbox.Limits{}.Resolved()
+	want := sandbox.Limits{MemoryBytes: 4 << 30, Pids: 1024, CPUs: 2, TmpBytes: 1 << 30, WorkspaceBytes: 10 << 30, OutputBytes: 64 << 20}
+	if got != want {
+		t.Errorf("defaults: %+v, want %+v", got, want)
+	}
+	set := sandbox.Limits{WallTime: 5, MemoryBytes: 1, Pids: 2, CPUs: 0.5, TmpBytes: 3, WorkspaceBytes: 4, OutputBytes: 5}
+	if got := set.Resolved(); got != set {
+		t.Errorf("set values changed: %+v", got)
+	}
+}
+
+func TestCheckRejectsNegativeLimits(t *testing.T) {
+	for _, l := range []sandbox.Limits{{TmpBytes: -1}, {WorkspaceBytes: -1}, {OutputBytes: -1}, {MemoryBytes: -1}, {CPUs: -1}} {
+		if _, err := sandbox.Check(sandbox.Spec{Limits: l}); !errors.Is(err, sandbox.ErrInvalidSpec) {
+			t.Errorf("%+v: %v", l, err)
+		}
+	}
+}
+
+func TestOutputLimitError(t *testing.T) {
+	err := sandbox.OutputLimitError("download /sandbox/output", 64<<20)
+	if !errors.Is(err, sandbox.ErrOutputLimit) {
+		t.Fatalf("not ErrOutputLimit: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "output_size") || !strings.Contains(msg, "64MiB") || !strings.Contains(msg, "/sandbox/output") {
+		t.Errorf("message %q", msg)
+	}
+	for n, want := range map[int64]string{64 << 20: "64MiB", 1536: "1536B", 3 << 10: "3KiB", 100: "100B", 1 << 40: "1TiB", 5<<30 + 1: "5368709121B"} {
+		if got := sandbox.FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestLimitSupportDowngrades(t *testing.T) {
+	full := sandbox.LimitEnforcement{Level: sandbox.Enforced, How: "cgroup"}
+	l := sandbox.LimitSupport{Memory: sandbox.LimitEnforcement{Level: sandbox.Weaker, How: "RLIMIT_AS"}, Pids: full, CPU: sandbox.LimitEnforcement{How: "no cgroup"}, Tmp: full, Workspace: full, Output: full}
+	got := strings.Join(l.Downgrades(), "|")
+	if got != "memory: RLIMIT_AS (weaker)|cpus: no cgroup (not enforced)" {
+		t.Errorf("downgrades %q", got)
+	}
+}
+
+func TestLimitSupportJSONRoundTrip(t *testing.T) {
+	in := sandbox.LimitSupport{Memory: sandbox.LimitEnforcement{Level: sandbox.Weaker, How: "RLIMIT_AS"}, Pids: sandbox.LimitEnforcement{Level: sandbox.Enforced, How: "cgroup"}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"level":"weaker"`) || !strings.Contains(string(b), `"level":"not enforced"`) {
+		t.Errorf("json %s", b)
+	}
+	var out sandbox.LimitSupport
+	if err := json.Unmarshal(b, &out); err != nil || out != in {
+		t.Errorf("round trip: %+v, %v", out, err)
+	}
+	if err := json.Unmarshal([]byte(`{"memory":{"level":"maybe"}}`), &out); err == nil {
+		t.Errorf("unknown level accepted")
 	}
 }

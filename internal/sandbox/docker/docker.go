@@ -28,6 +28,9 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/capture"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/watch"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
 // Name of the backend.
@@ -84,8 +87,34 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 	if b.opts.OCIRuntime != "" {
 		iso += " (" + b.opts.OCIRuntime + ")"
 	}
+	full := func(how string) sandbox.LimitEnforcement {
+		return sandbox.LimitEnforcement{Level: sandbox.Enforced, How: how}
+	}
 	return sandbox.Capabilities{Isolation: iso, NetworkAllowlist: true, MemoryLimit: true, PidsLimit: true, CPULimit: true, Seccomp: true, UpdateNetwork: true,
-		Notes: []string{"seccomp: the engine's default profile", "landlock: not applied"}}
+		Limits: sandbox.LimitSupport{
+			Memory:    full("container memory limit, swap included (OOM kills reported)"),
+			Pids:      full(fmt.Sprintf("container pids limit (Pids + %d for the container's own processes)", PidsReserve)),
+			CPU:       full("container CPU quota"),
+			Tmp:       full("tmpfs size"),
+			Workspace: full("/sandbox is a tmpfs of that size (ENOSPC); read-write host mounts: RLIMIT_FSIZE per file and a usage watch that ends the session"),
+			Output:    full("host side: downloads staged and refused past it, exec output capped and the command killed"),
+		},
+		Notes: []string{"seccomp: the engine's profile plus fullsend's (socket families, denied system calls) stacked on every command", "landlock: not applied"}}
+}
+
+// PidsReserve is added to Limits.Pids for the container's own processes
+// (docker-init, the keep-alive shell and its sleep, the proxy forwarder,
+// the confine wrapper while it starts).
+const PidsReserve = 8
+
+// keepAliveUID picks the uid:gid of the container's own processes
+// (docker-init, the keep-alive shell, the proxy forwarder): never the exec
+// user, so commands cannot signal them.
+func keepAliveUID(execUID int) int {
+	if execUID == 65534 {
+		return 65533
+	}
+	return 65534
 }
 
 var digestRef = regexp.MustCompile(`^([a-z0-9][a-z0-9._/:-]*@)?sha256:[0-9a-f]{64}$`)
@@ -111,17 +140,21 @@ type session struct {
 	b       *Backend
 	id      string
 	spec    sandbox.Spec
+	limits  sandbox.Limits // spec.Limits with defaults
 	cid     string
-	dir     string
-	user    string
+	user    string // exec user uid:gid
+	own     string // uid:gid of the container's own processes
+	initPid int    // host pid of the container's init (0 = not visible)
 	proxy   *egress.Proxy
 	forward *client.HijackedResponse
 	sockDir string
 
-	termOnce sync.Once
-	termErr  error
-	mu       sync.Mutex
-	dead     bool
+	termOnce  sync.Once
+	termErr   error
+	mu        sync.Mutex
+	dead      bool
+	killedBy  error
+	stopWatch func()
 }
 
 // Provision implements sandbox.Backend.
@@ -140,7 +173,9 @@ func (b *Backend) Provision(ctx context.Context, spec sandbox.Spec) (sandbox.Ses
 	if _, err := b.cli.ImageInspect(ctx, img); err != nil {
 		return nil, fmt.Errorf("docker sandbox: image %s: %w (images are not pulled: docker pull it first)", img, err)
 	}
-	s := &session{b: b, id: randomID(), spec: spec, user: fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())}
+	own := keepAliveUID(os.Getuid())
+	s := &session{b: b, id: randomID(), spec: spec, limits: spec.Limits.Resolved(),
+		user: fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), own: fmt.Sprintf("%d:%d", own, own)}
 	if err := s.start(ctx, img); err != nil {
 		s.Terminate(context.Background())
 		return nil, err
@@ -149,16 +184,7 @@ func (b *Backend) Provision(ctx context.Context, spec sandbox.Spec) (sandbox.Ses
 }
 
 func (s *session) start(ctx context.Context, img string) error {
-	var err error
-	if s.dir, err = os.MkdirTemp(s.b.opts.TempDir, "fullsend-docker-"+s.id+"-"); err != nil {
-		return fmt.Errorf("docker sandbox: %w", err)
-	}
-	sbDir := filepath.Join(s.dir, "sandbox")
-	if err := os.Mkdir(sbDir, 0o700); err != nil {
-		return err
-	}
 	mounts := []mount.Mount{
-		{Type: mount.TypeBind, Source: sbDir, Target: sandbox.Root},
 		{Type: mount.TypeBind, Source: s.b.exe, Target: sandbox.BinaryPath, ReadOnly: true},
 	}
 	for _, m := range s.spec.Mounts {
@@ -193,14 +219,9 @@ func (s *session) start(ctx context.Context, img string) error {
 	for k, v := range s.spec.Labels {
 		labels[k] = v
 	}
-	res := container.Resources{NanoCPUs: int64(s.spec.Limits.CPUs * 1e9)}
-	if m := s.spec.Limits.MemoryBytes; m > 0 {
-		res.Memory, res.MemorySwap = m, m
-	}
-	if p := s.spec.Limits.Pids; p > 0 {
-		n := int64(p + 4) // the keep-alive shell, its sleep, docker-init, the forwarder
-		res.PidsLimit = &n
-	}
+	l := s.limits
+	pids := int64(l.Pids + PidsReserve)
+	res := container.Resources{NanoCPUs: int64(l.CPUs * 1e9), Memory: l.MemoryBytes, MemorySwap: l.MemoryBytes, PidsLimit: &pids}
 	yes := true
 	hc := &container.HostConfig{
 		Mounts:         mounts,
@@ -208,13 +229,20 @@ func (s *session) start(ctx context.Context, img string) error {
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
-		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,mode=1777"},
-		Resources:      res,
-		Runtime:        s.b.opts.OCIRuntime,
-		Init:           &yes,
+		// Both in memory and size-limited: ENOSPC inside, nothing on the
+		// host's disks. /sandbox belongs to the exec user.
+		Tmpfs: map[string]string{
+			"/tmp":       fmt.Sprintf("rw,nosuid,nodev,mode=1777,size=%d", l.TmpBytes),
+			sandbox.Root: fmt.Sprintf("rw,nosuid,nodev,mode=0755,size=%d,uid=%d,gid=%d", l.WorkspaceBytes, os.Getuid(), os.Getgid()),
+			execDir:      fmt.Sprintf("rw,nosuid,nodev,noexec,mode=0700,size=64k,uid=%d,gid=%d", os.Getuid(), os.Getgid()),
+		},
+		Resources: res,
+		Runtime:   s.b.opts.OCIRuntime,
+		Init:      &yes,
 	}
 	cfg := &container.Config{
 		Image:      img,
+		User:       s.own,
 		Cmd:        []string{"/bin/sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait; done"},
 		Labels:     labels,
 		WorkingDir: "/",
@@ -228,14 +256,39 @@ func (s *session) start(ctx context.Context, img string) error {
 	if _, err := s.b.cli.ContainerStart(ctx, s.cid, client.ContainerStartOptions{}); err != nil {
 		return fmt.Errorf("docker sandbox: start: %w", err)
 	}
-	if os.Getuid() == 0 {
-		os.Chown(sbDir, os.Getuid(), os.Getgid())
+	if in, err := s.b.cli.ContainerInspect(ctx, s.cid, client.ContainerInspectOptions{}); err == nil && in.Container.State != nil {
+		s.initPid = in.Container.State.Pid
+	}
+	// Every command runs through the fullsend binary (the confine role):
+	// check once that it runs in this image.
+	var out bytes.Buffer
+	code, _, err := s.exec(ctx, []string{sandbox.BinaryPath, "", "0"}, []string{guest.EnvRole + "=confine"}, s.user, "/", 0, nil, &out, &out, "")
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(out.String()))
+	}
+	if err != nil {
+		return fmt.Errorf("docker sandbox: %s does not run in image %s (it must be a static build): %w", sandbox.BinaryPath, img, err)
 	}
 	if proxy {
 		if err := s.startForwarder(ctx); err != nil {
 			return err
 		}
 	}
+	var rw []string
+	for _, m := range s.spec.Mounts {
+		if !m.ReadOnly {
+			rw = append(rw, m.Source)
+		}
+	}
+	s.stopWatch = watch.Start(rw, l.WorkspaceBytes, func(grown int64) {
+		s.mu.Lock()
+		s.killedBy = fmt.Errorf("docker sandbox %s: read-write mounts grew by %d bytes, more than workspace_size (%s): session ended: %w",
+			s.id, grown, sandbox.FormatBytes(l.WorkspaceBytes), sandbox.ErrWorkspaceLimit)
+		s.mu.Unlock()
+		kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.b.cli.ContainerKill(kctx, s.cid, client.ContainerKillOptions{Signal: "KILL"})
+	})
 	return nil
 }
 
@@ -243,7 +296,7 @@ func (s *session) start(ctx context.Context, img string) error {
 // and waits until it listens.
 func (s *session) startForwarder(ctx context.Context) error {
 	ex, err := s.b.cli.ExecCreate(ctx, s.cid, client.ExecCreateOptions{
-		User: s.user, AttachStdout: true, AttachStderr: true,
+		User: s.own, AttachStdout: true, AttachStderr: true,
 		Env: []string{envForward + "=" + proxyDir + "/proxy.sock"},
 		Cmd: []string{sandbox.BinaryPath, "fullsend-sandbox-forward"},
 	})
@@ -314,10 +367,18 @@ func (s *session) env(extra map[string]string) []string {
 	return sandbox.MergeEnv(base, extra)
 }
 
+// execDir holds one empty file per exec, named "TOKEN.PID" after the exec's
+// session leader, for the in-container kill fallback. It is a tmpfs of its
+// own so that an agent filling /tmp cannot stop commands from starting.
+const execDir = "/run/fullsend-exec"
+
 // killScript kills every process of the session whose leader's pid is in
-// the file $1 (docker exec makes each exec a session leader).
-// It uses shell builtins only, so it works when the pids limit is reached.
-const killScript = `read -r sid < "$1" 2>/dev/null || exit 0; [ -n "$sid" ] || exit 0
+// the name of the file "$1".PID (docker exec makes each exec a session
+// leader). It uses shell builtins only, so it works when the pids limit is
+// reached.
+const killScript = `sid=
+for f in "$1".*; do [ -e "$f" ] && sid=${f##*.}; done
+[ -n "$sid" ] || exit 0
 for pass in 1 2 3 4 5; do found=
   for p in /proc/[0-9]*; do
     read -r line < "$p/stat" 2>/dev/null || continue
@@ -389,7 +450,7 @@ func (s *session) killTree(execID, pidFile string) {
 	if in, err := s.b.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{}); err == nil && killHostSession(s.cid, in.PID) {
 		return
 	}
-	ex, err := s.b.cli.ExecCreate(ctx, s.cid, client.ExecCreateOptions{User: "0:0", Cmd: []string{"/bin/sh", "-c", killScript, "kill", pidFile}})
+	ex, err := s.b.cli.ExecCreate(ctx, s.cid, client.ExecCreateOptions{User: s.user, Cmd: []string{"/bin/sh", "-c", killScript, "kill", pidFile}})
 	if err != nil {
 		return
 	}
@@ -404,13 +465,6 @@ func (s *session) killTree(execID, pidFile string) {
 // Exec implements sandbox.Session.
 func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	var stdout, stderr bytes.Buffer
-	var ow, ew io.Writer = &stdout, &stderr
-	if r.Stdout != nil {
-		ow = io.MultiWriter(&stdout, r.Stdout)
-	}
-	if r.Stderr != nil {
-		ew = io.MultiWriter(&stderr, r.Stderr)
-	}
 	var in io.Reader
 	if len(r.Stdin) > 0 {
 		in = bytes.NewReader(r.Stdin)
@@ -421,14 +475,81 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 	if timeout == 0 {
 		timeout = s.spec.Limits.WallTime
 	}
-	code, timedOut, err := s.run(ctx, r.Args, r.Env, r.Cwd, timeout, in, ow, ew)
-	return sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code, TimedOut: timedOut}, err
+	// stdout and stderr share the output budget; past it the command dies
+	// (the copy stops, which run treats as a reason to kill the tree).
+	budget := capture.New(s.limits.OutputBytes, nil)
+	oomBefore := s.oomKills()
+	code, timedOut, err := s.run(ctx, r.Args, r.Env, r.Cwd, timeout, in, budget.Writer(&stdout, r.Stdout), budget.Writer(&stderr, r.Stderr))
+	res := sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code, TimedOut: timedOut}
+	if len(r.Args) > 0 && budget.Exceeded() && ctx.Err() == nil {
+		return res, fmt.Errorf("docker sandbox %s: %w", s.id, sandbox.OutputLimitError("exec "+r.Args[0], s.limits.OutputBytes))
+	}
+	res.OOMKilled = s.oomKills() > oomBefore
+	return res, err
 }
 
+// oomKills counts the OOM kills of the container's memory cgroup, read
+// from the host's cgroup file system when the engine runs here (the
+// container's init is visible in /proc), else from the engine's sticky
+// per-container flag (0 or 1).
+func (s *session) oomKills() int64 {
+	if s.initPid > 0 {
+		if n, ok := hostOOMKills(s.initPid); ok {
+			return n
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in, err := s.b.cli.ContainerInspect(ctx, s.cid, client.ContainerInspectOptions{})
+	if err == nil && in.Container.State != nil && in.Container.State.OOMKilled {
+		return 1
+	}
+	return 0
+}
+
+// hostOOMKills reads the oom_kill counter of pid's memory cgroup.
+func hostOOMKills(pid int) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(l, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		var file string
+		switch {
+		case f[0] == "0" && f[1] == "":
+			file = filepath.Join("/sys/fs/cgroup", f[2], "memory.events")
+		case strings.Contains(","+f[1]+",", ",memory,"):
+			file = filepath.Join("/sys/fs/cgroup/memory", f[2], "memory.oom_control")
+		default:
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(kv, "oom_kill "); ok {
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				return n, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+// run executes args in the container through the confine role (seccomp
+// filter, RLIMIT_FSIZE, pid file for killing the tree).
 func (s *session) run(ctx context.Context, args []string, env map[string]string, cwd string, timeout time.Duration, stdin io.Reader, stdout, stderr io.Writer) (int, bool, error) {
 	s.mu.Lock()
-	dead := s.dead
+	dead, killed := s.dead, s.killedBy
 	s.mu.Unlock()
+	if killed != nil {
+		return 0, false, killed
+	}
 	if dead {
 		return 0, false, fmt.Errorf("docker sandbox %s: terminated", s.id)
 	}
@@ -445,19 +566,38 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 	} else if err := sandbox.CheckPath(cwd); err != nil {
 		return 0, false, err
 	}
-	pidFile := "/tmp/.fullsend-exec-" + randomID()
-	// The wrapper records its pid (= the exec's session id), then becomes the command.
-	cmd := append([]string{"/bin/sh", "-c", `echo $$ > "$0"; exec "$@"`, pidFile}, args...)
+	pidFile := execDir + "/" + randomID()
+	cmd := append([]string{sandbox.BinaryPath, pidFile, strconv.FormatInt(s.limits.WorkspaceBytes, 10)}, args...)
+	code, timedOut, err := s.exec(ctx, cmd, append(s.env(env), guest.EnvRole+"=confine"), s.user, cwd, timeout, stdin, stdout, stderr, pidFile)
+	if err != nil {
+		s.mu.Lock()
+		killed = s.killedBy
+		s.mu.Unlock()
+		if killed != nil {
+			return code, timedOut, killed
+		}
+		if ctx.Err() == nil && !errors.Is(err, capture.ErrExceeded) {
+			err = fmt.Errorf("docker sandbox %s: exec %s: %w", s.id, args[0], err)
+		}
+	}
+	return code, timedOut, err
+}
+
+// exec runs cmd as user and waits for it. A timeout, a canceled ctx or an
+// output writer that fails (the output budget) kills every process of the
+// exec's session (pidFile names the session leader for the in-container
+// fallback).
+func (s *session) exec(ctx context.Context, cmd, env []string, user, cwd string, timeout time.Duration, stdin io.Reader, stdout, stderr io.Writer, pidFile string) (int, bool, error) {
 	ex, err := s.b.cli.ExecCreate(ctx, s.cid, client.ExecCreateOptions{
-		User: s.user, AttachStdin: true, AttachStdout: true, AttachStderr: true,
-		Env: s.env(env), WorkingDir: cwd, Cmd: cmd,
+		User: user, AttachStdin: true, AttachStdout: true, AttachStderr: true,
+		Env: env, WorkingDir: cwd, Cmd: cmd,
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("docker sandbox %s: exec: %w", s.id, err)
+		return 0, false, err
 	}
 	att, err := s.b.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return 0, false, fmt.Errorf("docker sandbox %s: exec: %w", s.id, err)
+		return 0, false, err
 	}
 	defer att.Close()
 	go func() {
@@ -481,6 +621,10 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 	var copyErr error
 	select {
 	case copyErr = <-done:
+		if copyErr != nil {
+			// An output writer refused more (or the stream broke): stop the command.
+			s.killTree(ex.ID, pidFile)
+		}
 	case <-timer:
 		timedOut = true
 		s.killTree(ex.ID, pidFile)
@@ -496,7 +640,7 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 		}
 	}
 	if ctx.Err() != nil {
-		return -1, false, fmt.Errorf("docker sandbox %s: exec %s: %w", s.id, args[0], ctx.Err())
+		return -1, false, ctx.Err()
 	}
 	if timedOut {
 		return -1, true, nil
@@ -508,7 +652,7 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 	for {
 		in, err := s.b.cli.ExecInspect(ictx, ex.ID, client.ExecInspectOptions{})
 		if err != nil {
-			return -1, false, fmt.Errorf("docker sandbox %s: exec inspect: %w", s.id, err)
+			return -1, false, fmt.Errorf("exec inspect: %w", err)
 		}
 		if !in.Running {
 			return in.ExitCode, false, copyErr
@@ -571,7 +715,9 @@ func retar(w io.Writer, hostPath, base string) error {
 }
 
 // Download implements sandbox.Session ("tar -c" in the sandbox; works for
-// tmpfs paths that the engine's copy API cannot see).
+// tmpfs paths that the engine's copy API cannot see). The stream is
+// extracted into a staging directory beside hostPath, bounded by
+// Limits.OutputBytes.
 func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
 	if err := sandbox.CheckPath(sandboxPath); err != nil {
 		return err
@@ -581,7 +727,7 @@ func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) er
 	pr, pw := io.Pipe()
 	xerr := make(chan error, 1)
 	go func() {
-		// Rename the root entry to "." for archive.Extract.
+		// Rename the root entry to "." for archive.ExtractStaged.
 		tr := tar.NewReader(pr)
 		tpr, tpw := io.Pipe()
 		go func() {
@@ -612,16 +758,26 @@ func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) er
 				}
 			}
 		}()
-		err := archive.Extract(tpr, hostPath, -1, -1)
-		io.Copy(io.Discard, tpr)
-		io.Copy(io.Discard, pr)
+		err := archive.ExtractStaged(tpr, hostPath, s.limits.OutputBytes)
+		if err != nil {
+			// Stop the producer: the exec's output copy fails and the
+			// command is killed.
+			tpr.CloseWithError(err)
+			pr.CloseWithError(err)
+		} else {
+			io.Copy(io.Discard, tpr)
+			io.Copy(io.Discard, pr)
+		}
 		xerr <- err
 	}()
 	var stderr bytes.Buffer
 	code, _, err := s.run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, pw, &stderr)
 	pw.Close()
 	xe := <-xerr
+	what := "download " + sandboxPath
 	switch {
+	case errors.Is(xe, archive.ErrTooLarge):
+		return fmt.Errorf("docker sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
 	case err != nil:
 	case code != 0:
 		err = fmt.Errorf("tar exit %d: %s", code, strings.TrimSpace(stderr.String()))
@@ -629,7 +785,7 @@ func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) er
 		err = xe
 	}
 	if err != nil {
-		return fmt.Errorf("docker sandbox %s: download %s: %w", s.id, sandboxPath, err)
+		return fmt.Errorf("docker sandbox %s: %s: %w", s.id, what, err)
 	}
 	return nil
 }
@@ -652,7 +808,10 @@ func (s *session) Terminate(ctx context.Context) error {
 		if s.proxy != nil {
 			s.proxy.Close()
 		}
-		for _, d := range []string{s.dir, s.sockDir} {
+		if s.stopWatch != nil {
+			s.stopWatch()
+		}
+		for _, d := range []string{s.sockDir} {
 			if d == "" {
 				continue
 			}

@@ -4,169 +4,348 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
-// cgroupSet is the per-session cgroups (v1 controllers or one v2 group).
-type cgroupSet struct {
-	dirs []string
-	pids string // the group holding pids.max, if any
-	max  int
+// Cgroup layout of a session (see doc.go, "Limits"):
+//
+//	P/fullsend-ID/          the session: pids.max = Pids+PidsReserve, CPU quota
+//	P/fullsend-ID/sys/      v2 only: the init, the supervisor, each exec's pid 1
+//	P/fullsend-ID/agent/    agent commands: pids.max = Pids, memory limit
+//	P/fullsend-ID/agent/eN  one per exec: its commands (OOM kills counted here)
+//
+// With cgroup v1 there is one such tree per controller hierarchy (pids,
+// memory, cpu) and the sandbox's own processes stay in the session group.
+
+// PidsReserve is how many tasks the sandbox's own processes (the init, the
+// supervisor, one pid 1 per running exec, archive helpers — Go programs,
+// each a few threads) may use on top of Limits.Pids. Agent commands never
+// get them: their group is capped at Limits.Pids.
+const PidsReserve = 256
+
+// cgroupEnv is what this process may use.
+type cgroupEnv struct {
+	// v2 is the directory under which session groups are created on the
+	// unified hierarchy ("" = none usable), with the controllers it offers.
+	v2     string
+	v2Ctrl map[string]bool
+	// v1 maps "pids", "memory", "cpu" to this process' writable group in
+	// that controller's hierarchy.
+	v1 map[string]string
 }
 
-// PidsReserve is added to the pids limit for the sandbox's own tasks (the
-// init and the supervisor are Go programs; their threads count as tasks).
-// The limit becomes Pids + (tasks at ready time) + PidsReserve.
-const PidsReserve = 8
-
-// reservePids raises pids.max by the tasks the sandbox itself uses.
-func (cs *cgroupSet) reservePids() {
-	if cs == nil || cs.pids == "" {
-		return
+func (e cgroupEnv) has(ctrl string) bool {
+	if e.v2 != "" {
+		return e.v2Ctrl[ctrl]
 	}
-	b, err := os.ReadFile(filepath.Join(cs.pids, "pids.current"))
-	if err != nil {
-		return
-	}
-	cur, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	os.WriteFile(filepath.Join(cs.pids, "pids.max"), []byte(strconv.Itoa(cs.max+cur+PidsReserve)), 0)
+	_, ok := e.v1[ctrl]
+	return ok
 }
 
-// cgroupRoots finds writable controller directories: cgroup v2 when the
-// process' group is writable (delegated), else v1 pids/memory/cpu when
-// mounted and writable (as root). Missing controllers are absent from the map.
-func cgroupRoots() (v2 string, v1 map[string]string) {
-	v1 = map[string]string{}
-	f, err := os.Open("/proc/self/cgroup")
-	if err != nil {
-		return "", v1
+func (e cgroupEnv) version() string {
+	if e.v2 != "" {
+		return "cgroup v2"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var unified string
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
+	return "cgroup v1"
+}
+
+type mountPoint struct{ root, dir string }
+
+// readMounts returns the cgroup2 mount and the v1 mounts by controller.
+func readMounts(mountinfo string) (v2 *mountPoint, v1 map[string]mountPoint) {
+	v1 = map[string]mountPoint{}
+	for _, line := range strings.Split(mountinfo, "\n") {
+		// id parent major:minor root mountpoint opts [optional...] - fstype source superopts
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
 			continue
 		}
-		if parts[0] == "0" && parts[1] == "" {
-			unified = parts[2]
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(g) < 3 {
 			continue
 		}
-		for _, c := range strings.Split(parts[1], ",") {
-			switch c {
-			case "pids", "memory", "cpu":
-				dir := filepath.Join("/sys/fs/cgroup", c, parts[2])
-				if writable(dir) {
-					v1[c] = dir
-				}
+		mp := mountPoint{root: unescapeMount(f[3]), dir: unescapeMount(f[4])}
+		switch g[0] {
+		case "cgroup2":
+			if v2 == nil {
+				v2 = &mp
 			}
-		}
-	}
-	if len(v1) == 0 && unified != "" {
-		dir := filepath.Join("/sys/fs/cgroup", unified)
-		if _, err := os.Stat(filepath.Join(dir, "cgroup.controllers")); err == nil && writable(dir) {
-			ctrl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-			if strings.Contains(string(ctrl), "pids") || strings.Contains(string(ctrl), "memory") {
-				v2 = dir
+		case "cgroup":
+			for _, o := range strings.Split(g[2], ",") {
+				if o == "pids" || o == "memory" || o == "cpu" {
+					if _, dup := v1[o]; !dup {
+						v1[o] = mp
+					}
+				}
 			}
 		}
 	}
 	return v2, v1
 }
 
-func writable(dir string) bool {
-	return dirWritable(dir)
+func unescapeMount(s string) string {
+	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
 }
 
-// newCgroups creates the session's groups and applies limits. It returns
-// which limits are enforced by cgroups.
-func newCgroups(id string, l sandbox.Limits) (*cgroupSet, map[string]bool, error) {
-	enforced := map[string]bool{}
-	if l.MemoryBytes == 0 && l.Pids == 0 && l.CPUs == 0 {
-		return &cgroupSet{}, enforced, nil
+// within maps a cgroup path of /proc/self/cgroup to a directory of mount m.
+func within(m mountPoint, cg string) (string, bool) {
+	rel := cg
+	if m.root != "/" {
+		r, ok := strings.CutPrefix(cg, m.root)
+		if !ok || (r != "" && !strings.HasPrefix(r, "/")) {
+			return "", false
+		}
+		rel = r
 	}
-	v2, v1 := cgroupRoots()
-	cs := &cgroupSet{}
-	mk := func(parent string) (string, error) {
-		d := filepath.Join(parent, "fullsend-"+id)
+	return filepath.Join(m.dir, rel), true
+}
+
+func fileWritable(p string) bool { return unix.Access(p, unix.W_OK) == nil }
+
+// detectCgroups finds where this process may create session groups. On
+// the unified hierarchy that is the nearest ancestor of its own group that
+// it may write and that hands the pids or memory controller to its
+// children (its own group cannot: a group with processes has no
+// controllers for its children); on v1, its own group in each writable
+// controller hierarchy. The unified hierarchy wins when usable.
+func detectCgroups() cgroupEnv {
+	mi, err1 := os.ReadFile("/proc/self/mountinfo")
+	cg, err2 := os.ReadFile("/proc/self/cgroup")
+	if err1 != nil || err2 != nil {
+		return cgroupEnv{v1: map[string]string{}}
+	}
+	return detectCgroupsFrom(string(mi), string(cg), fileWritable)
+}
+
+func detectCgroupsFrom(mountinfo, selfCgroup string, writable func(string) bool) cgroupEnv {
+	env := cgroupEnv{v1: map[string]string{}}
+	v2m, v1m := readMounts(mountinfo)
+	sc := bufio.NewScanner(strings.NewReader(selfCgroup))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			if v2m == nil {
+				continue
+			}
+			own, ok := within(*v2m, parts[2])
+			if !ok {
+				continue
+			}
+			for dir := own; ; dir = filepath.Dir(dir) {
+				if dir != own || dir == filepath.Clean(v2m.dir) {
+					ctrl := readWords(filepath.Join(dir, "cgroup.subtree_control"))
+					if (ctrl["pids"] || ctrl["memory"]) && writable(dir) && writable(filepath.Join(dir, "cgroup.procs")) {
+						env.v2, env.v2Ctrl = dir, ctrl
+						break
+					}
+				}
+				if dir == filepath.Clean(v2m.dir) || dir == "/" {
+					break
+				}
+			}
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			m, ok := v1m[c]
+			if !ok {
+				continue
+			}
+			if dir, ok := within(m, parts[2]); ok && writable(dir) {
+				env.v1[c] = dir
+			}
+		}
+	}
+	if env.v2 != "" {
+		env.v1 = map[string]string{}
+	}
+	return env
+}
+
+func readWords(p string) map[string]bool {
+	b, _ := os.ReadFile(p)
+	out := map[string]bool{}
+	for _, w := range strings.Fields(string(b)) {
+		out[w] = true
+	}
+	return out
+}
+
+// cgroupSet is one session's groups.
+type cgroupSet struct {
+	v2       bool
+	sessions []string // per hierarchy (v2: one)
+	agents   []string // per hierarchy that bounds agent commands
+	sys      string   // v2: where the sandbox's own processes go
+	memAgent string   // agent group holding the memory limit, "" = none
+	// enforced maps "pids", "memory", "cpu" to the mechanism used.
+	enforced map[string]string
+	created  []string // every directory made, in creation order
+	execs    atomic.Uint64
+}
+
+// newCgroups creates the session's groups and applies l (resolved). Limits
+// no usable controller enforces are absent from cs.enforced.
+func newCgroups(id string, l sandbox.Limits) (*cgroupSet, error) {
+	return newCgroupsIn(detectCgroups(), id, l)
+}
+
+func newCgroupsIn(env cgroupEnv, id string, l sandbox.Limits) (cs *cgroupSet, err error) {
+	cs = &cgroupSet{enforced: map[string]string{}}
+	defer func() {
+		if err != nil {
+			cs.remove()
+			cs = nil
+		}
+	}()
+	mk := func(parent, name string) (string, error) {
+		d := filepath.Join(parent, name)
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return "", err
 		}
-		cs.dirs = append(cs.dirs, d)
+		cs.created = append(cs.created, d)
 		return d, nil
 	}
 	write := func(dir, file, val string) error {
-		return os.WriteFile(filepath.Join(dir, file), []byte(val), 0)
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(val), 0o644); err != nil {
+			return fmt.Errorf("cgroup %s: %w", filepath.Join(dir, file), err)
+		}
+		return nil
 	}
-	fail := func(err error) (*cgroupSet, map[string]bool, error) {
-		cs.remove()
-		return nil, nil, err
+	pidsMax := strconv.Itoa(l.Pids)
+	sessionPids := strconv.Itoa(l.Pids + PidsReserve)
+	mem := strconv.FormatInt(l.MemoryBytes, 10)
+	quota := int(l.CPUs * 100000)
+	if quota < 1000 {
+		quota = 1000
 	}
-	if v2 != "" {
-		d, err := mk(v2)
+	if env.v2 != "" {
+		cs.v2 = true
+		sess, err := mk(env.v2, "fullsend-"+id)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
-		if l.Pids > 0 && write(d, "pids.max", strconv.Itoa(l.Pids+64)) == nil {
-			enforced["pids"] = true
-			cs.pids, cs.max = d, l.Pids
+		cs.sessions = []string{sess}
+		avail := env.v2Ctrl // the parent's subtree_control: the session's controllers
+		for _, c := range []string{"pids", "memory", "cpu"} {
+			if avail[c] {
+				if err := write(sess, "cgroup.subtree_control", "+"+c); err != nil {
+					return nil, err
+				}
+			}
 		}
-		if l.MemoryBytes > 0 && write(d, "memory.max", strconv.FormatInt(l.MemoryBytes, 10)) == nil {
-			write(d, "memory.swap.max", "0")
-			enforced["memory"] = true
+		if cs.sys, err = mk(sess, "sys"); err != nil {
+			return nil, err
 		}
-		if l.CPUs > 0 && write(d, "cpu.max", fmt.Sprintf("%d 100000", int(l.CPUs*100000))) == nil {
-			enforced["cpu"] = true
-		}
-		return cs, enforced, nil
-	}
-	if dir, ok := v1["pids"]; ok && l.Pids > 0 {
-		d, err := mk(dir)
+		agent, err := mk(sess, "agent")
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
-		// Generous until ready: then reservePids sets the real limit.
-		if err := write(d, "pids.max", strconv.Itoa(l.Pids+64)); err != nil {
-			return fail(err)
+		cs.agents = []string{agent}
+		if avail["memory"] {
+			if err := write(agent, "cgroup.subtree_control", "+memory"); err != nil {
+				return nil, err
+			}
 		}
-		enforced["pids"] = true
-		cs.pids, cs.max = d, l.Pids
+		if avail["pids"] {
+			if err := write(sess, "pids.max", sessionPids); err != nil {
+				return nil, err
+			}
+			if err := write(agent, "pids.max", pidsMax); err != nil {
+				return nil, err
+			}
+			cs.enforced["pids"] = "cgroup v2 pids.max"
+		}
+		if avail["memory"] {
+			if err := write(agent, "memory.max", mem); err != nil {
+				return nil, err
+			}
+			write(agent, "memory.swap.max", "0")
+			cs.memAgent = agent
+			cs.enforced["memory"] = "cgroup v2 memory.max"
+		}
+		if avail["cpu"] {
+			if err := write(sess, "cpu.max", fmt.Sprintf("%d 100000", quota)); err != nil {
+				return nil, err
+			}
+			cs.enforced["cpu"] = "cgroup v2 cpu.max"
+		}
+		return cs, nil
 	}
-	if dir, ok := v1["memory"]; ok && l.MemoryBytes > 0 {
-		d, err := mk(dir)
+	if dir, ok := env.v1["pids"]; ok {
+		sess, err := mk(dir, "fullsend-"+id)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
-		if err := write(d, "memory.limit_in_bytes", strconv.FormatInt(l.MemoryBytes, 10)); err != nil {
-			return fail(err)
-		}
-		write(d, "memory.memsw.limit_in_bytes", strconv.FormatInt(l.MemoryBytes, 10))
-		write(d, "memory.swappiness", "0")
-		enforced["memory"] = true
-	}
-	if dir, ok := v1["cpu"]; ok && l.CPUs > 0 {
-		d, err := mk(dir)
+		agent, err := mk(sess, "agent")
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
-		write(d, "cpu.cfs_period_us", "100000")
-		if err := write(d, "cpu.cfs_quota_us", strconv.Itoa(int(l.CPUs*100000))); err != nil {
-			return fail(err)
+		if err := write(sess, "pids.max", sessionPids); err != nil {
+			return nil, err
 		}
-		enforced["cpu"] = true
+		if err := write(agent, "pids.max", pidsMax); err != nil {
+			return nil, err
+		}
+		cs.sessions = append(cs.sessions, sess)
+		cs.agents = append(cs.agents, agent)
+		cs.enforced["pids"] = "cgroup v1 pids.max"
 	}
-	return cs, enforced, nil
+	if dir, ok := env.v1["memory"]; ok {
+		sess, err := mk(dir, "fullsend-"+id)
+		if err != nil {
+			return nil, err
+		}
+		agent, err := mk(sess, "agent")
+		if err != nil {
+			return nil, err
+		}
+		if err := write(agent, "memory.limit_in_bytes", mem); err != nil {
+			return nil, err
+		}
+		write(agent, "memory.memsw.limit_in_bytes", mem)
+		write(agent, "memory.swappiness", "0")
+		cs.sessions = append(cs.sessions, sess)
+		cs.agents = append(cs.agents, agent)
+		cs.memAgent = agent
+		cs.enforced["memory"] = "cgroup v1 memory.limit_in_bytes"
+	}
+	if dir, ok := env.v1["cpu"]; ok {
+		sess, err := mk(dir, "fullsend-"+id)
+		if err != nil {
+			return nil, err
+		}
+		write(sess, "cpu.cfs_period_us", "100000")
+		if err := write(sess, "cpu.cfs_quota_us", strconv.Itoa(quota)); err != nil {
+			return nil, err
+		}
+		cs.sessions = append(cs.sessions, sess)
+		cs.enforced["cpu"] = "cgroup v1 cpu.cfs_quota_us"
+	}
+	return cs, nil
 }
 
+// add moves pid (the sandbox init) into the session: the sys group on v2,
+// the session group of each v1 hierarchy.
 func (cs *cgroupSet) add(pid int) error {
-	for _, d := range cs.dirs {
+	dirs := cs.sessions
+	if cs.v2 {
+		dirs = []string{cs.sys}
+	}
+	for _, d := range dirs {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 			return fmt.Errorf("cgroup %s: %w", d, err)
 		}
@@ -174,27 +353,120 @@ func (cs *cgroupSet) add(pid int) error {
 	return nil
 }
 
-// remove deletes the groups, waiting briefly for dying tasks to leave.
+// execGroup is the group of one exec's commands (one directory per
+// hierarchy that bounds agent commands).
+type execGroup struct {
+	dirs  []string
+	procs []*os.File // cgroup.procs of each, for the enter role
+	mem   string     // the one under the memory limit, "" = none
+	v2    bool
+}
+
+// newExec creates the groups of one exec and opens their cgroup.procs for
+// writing: the command joins them by writing "0" (the descriptors carry
+// this process' credentials, so the unprivileged command may).
+func (cs *cgroupSet) newExec() (*execGroup, error) {
+	if cs == nil || len(cs.agents) == 0 {
+		return &execGroup{}, nil
+	}
+	name := "e" + strconv.FormatUint(cs.execs.Add(1), 10)
+	eg := &execGroup{v2: cs.v2}
+	for _, a := range cs.agents {
+		d := filepath.Join(a, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			eg.remove()
+			return nil, fmt.Errorf("cgroup %s: %w", d, err)
+		}
+		eg.dirs = append(eg.dirs, d)
+		f, err := os.OpenFile(filepath.Join(d, "cgroup.procs"), os.O_WRONLY, 0)
+		if err != nil {
+			eg.remove()
+			return nil, fmt.Errorf("cgroup %s: %w", d, err)
+		}
+		eg.procs = append(eg.procs, f)
+		if a == cs.memAgent {
+			eg.mem = d
+		}
+	}
+	return eg, nil
+}
+
+// oomKills reads how many of the exec's processes the OOM killer took.
+func (eg *execGroup) oomKills() int64 {
+	if eg.mem == "" {
+		return 0
+	}
+	file := "memory.oom_control"
+	if eg.v2 {
+		file = "memory.events"
+	}
+	b, err := os.ReadFile(filepath.Join(eg.mem, file))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "oom_kill "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// closeFiles drops this process' copies of the cgroup.procs descriptors.
+func (eg *execGroup) closeFiles() {
+	for _, f := range eg.procs {
+		f.Close()
+	}
+	eg.procs = nil
+}
+
+func (eg *execGroup) remove() {
+	eg.closeFiles()
+	for i := len(eg.dirs) - 1; i >= 0; i-- {
+		rmdirWait(eg.dirs[i])
+	}
+	eg.dirs = nil
+}
+
+// rmdirWait removes a cgroup directory, waiting briefly for dying tasks to
+// leave it.
+func rmdirWait(d string) error {
+	var err error
+	for try := 0; try < 400; try++ {
+		err = os.Remove(d)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return err
+}
+
+// remove deletes every group of the session (leftover exec groups first).
 func (cs *cgroupSet) remove() error {
 	if cs == nil {
 		return nil
 	}
 	var errs []error
-	for i := len(cs.dirs) - 1; i >= 0; i-- {
-		d := cs.dirs[i]
-		var err error
-		for try := 0; try < 200; try++ {
-			err = os.Remove(d)
-			if err == nil || errors.Is(err, os.ErrNotExist) {
-				err = nil
-				break
+	for _, a := range cs.agents {
+		ents, _ := os.ReadDir(a)
+		for _, e := range ents {
+			if e.IsDir() {
+				if err := rmdirWait(filepath.Join(a, e.Name())); err != nil {
+					errs = append(errs, err)
+				}
 			}
-			time.Sleep(5 * time.Millisecond)
 		}
-		if err != nil {
+	}
+	for i := len(cs.created) - 1; i >= 0; i-- {
+		if err := rmdirWait(cs.created[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	cs.dirs = nil
+	cs.created = nil
 	return errors.Join(errs...)
 }

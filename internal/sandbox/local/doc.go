@@ -15,29 +15,46 @@
 //     hosts, resolv.conf, nsswitch.conf, hostname) plus read-only binds of the
 //     few host /etc entries programs need (certificates, alternatives,
 //     ld.so.cache, localtime, …; never shadow, ssh, sudoers or credentials),
-//     /usr/local/bin as a tmpfs replica plus the fullsend binary, /sandbox, a
-//     fresh /proc, a minimal /dev (null zero full random urandom tty, devpts,
-//     shm), /tmp as tmpfs and the spec's mounts; then pivot_root, detaches the
-//     old root and makes the root read-only;
+//     /usr/local/bin as a tmpfs replica plus the fullsend binary, /sandbox
+//     and /tmp as size-limited tmpfs (see Limits), a fresh /proc, a minimal
+//     /dev (null zero full random urandom tty, devpts, shm) and the spec's
+//     mounts; then pivot_root, detaches the old root and makes the root
+//     read-only;
 //  2. sets the hostname and brings loopback up (network "none" = nothing else);
 //  3. with an allowlist, listens on 127.0.0.1:3128 inside the sandbox's network
 //     namespace and hands the listening socket to the host, where the egress
 //     proxy serves it: connections made inside the sandbox are accepted by the
 //     host process directly (no socket file inside, no forwarder hop);
-//  4. starts the supervisor in a nested user namespace as uid/gid 1000 (no
-//     capabilities anywhere), sets user.max_user_namespaces=0 for everything
-//     below it, reports ready and then only reaps orphans.
+//  4. starts the supervisor in a nested user namespace U as uid/gid 1000,
+//     sets user.max_user_namespaces=0 for everything below it, reports
+//     ready and then only reaps orphans.
 //
-// The supervisor applies RLIMIT_CORE=0, Landlock (best-effort ABI, V5 rules: read-only
-// system dirs and read-only mounts, read-write /sandbox, /tmp, /dev/shm,
-// /dev/pts and read-write mounts, the /dev character files) and a seccomp
-// filter synchronised to all threads (EPERM for ptrace, process_vm_*, the
-// mount family, pivot_root, chroot, kexec, module loading, bpf,
-// perf_event_open, userfaultfd, keyctl/add_key/request_key, unshare, setns,
-// clone(CLONE_NEWUSER), swap, reboot, clock setting, io_uring, handle-based
-// opens, …). clone3 cannot be filtered by flags, which is why the init lowers
-// the user namespace limit. Every exec'd command is started by the
-// supervisor in its own session and inherits all of this.
+// The supervisor holds CAP_SYS_ADMIN in U only — U owns no mount, network or
+// other namespace, so that capability governs nothing but namespaces the
+// supervisor creates itself — carries the ProfileSupervisor seccomp filter
+// (package guest) and is not dumpable. For every exec it starts a pid 1 in
+// new pid and mount namespaces. That pid 1 mounts a /proc showing only its
+// namespace, drops every capability on every thread, applies RLIMIT_CORE=0,
+// Landlock (best-effort ABI, V5 rules: read-only system dirs and read-only
+// mounts, read-write /sandbox, /tmp, /dev/shm, /dev/pts and read-write
+// mounts, the /dev character files) and the ProfileAgent seccomp filter
+// (EPERM for ptrace, process_vm_*, the mount family, pivot_root, chroot,
+// kexec, module loading, bpf, perf_event_open, userfaultfd,
+// keyctl/add_key/request_key, unshare, setns, clone(CLONE_NEWUSER), swap,
+// reboot, clock setting, io_uring, handle-based opens, …; socket(2) and
+// socketpair(2) of any family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK
+// fail with EAFNOSUPPORT, so AF_VSOCK cannot bypass the network namespace;
+// system calls of a foreign ABI fail with ENOSYS), then starts the command
+// in its own session and reaps until it exits. clone3 cannot be filtered by
+// flags, which is why the init lowers the user namespace limit.
+//
+// So an agent command sees only the processes of its own exec, under a
+// pid 1 that ignores every signal it can be sent (the kernel drops SIGKILL
+// and SIGSTOP sent to a namespace's init from inside, and it catches and
+// discards the rest). The init, the supervisor and other execs have no pid
+// in its namespace: it cannot signal them, nor prlimit, renice or otherwise
+// address them, although all share the host uid H. Uploads and downloads
+// run in an archive helper hardened exactly like an agent command.
 //
 // # Files on the host
 //
@@ -46,23 +63,67 @@
 // the agent inside, and files the agent creates belong to that owner on the
 // host. Without idmapped-mount support in the file system, provisioning
 // fails with the kernel's error. As an unprivileged caller, sources are bound
-// by path and files belong to the caller.
+// by path and files belong to the caller. /sandbox and /tmp are in memory:
+// nothing the agent writes there reaches the host's disks.
 //
-// # Limits and termination
+// # Limits
 //
-// Memory, pids and CPU use cgroup v2 when the caller's group is delegated,
-// else the v1 controllers when writable (as root), else rlimits
-// (RLIMIT_AS per process, RLIMIT_NPROC per sandbox uid; CPU is then not
-// enforced). The rlimits are set on each command, not on the supervisor,
-// through a short re-execution of the binary in the "limit" role. The pids
-// limit counts tasks (threads); the sandbox's own two Go processes are given
-// a reserve on top (PidsReserve plus their tasks at ready time). A timeout kills
-// every process of the command's session (process-group kill, then a /proc
-// scan by session id until none is left); a command that detached into a new
-// session survives only until Terminate. When an exec's main process exits,
-// what remains of its session is killed too. Terminate kills the init: the
-// kernel then kills every process of the pid namespace, the mount namespace
-// and its mounts vanish, and the session's cgroups and temp dir are removed.
+// Limits are resolved (sandbox.Limits.Resolved: zero fields get the
+// package sandbox defaults) and enforced as follows; Capabilities.Limits
+// reports which mechanism this machine allows.
+//
+//   - Pids and memory: cgroups. On the unified hierarchy (v2) the session
+//     group is created under the nearest ancestor of the caller's group that
+//     the caller may write and that delegates pids or memory (as root: up to
+//     the root group); otherwise under the caller's group of each writable
+//     v1 hierarchy (pids, memory, cpu; as root). The session group gets
+//     pids.max = Pids + PidsReserve and the CPU quota; its "agent" child
+//     gets pids.max = Pids and the memory limit (swap 0), and each exec's
+//     commands join a child of "agent" of their own (the enter step writes
+//     itself to its cgroup.procs before it becomes the command). The init,
+//     the supervisor, every exec's pid 1 and the archive helpers stay outside
+//     "agent" (v2: in "sys"), so a fork bomb or an allocation storm fails
+//     inside (EAGAIN, OOM kill of an agent process) while the sandbox keeps
+//     starting and serving execs. Files the agent writes to /sandbox and
+//     /tmp are memory and count against the memory limit; files uploaded
+//     by the host are charged to the session, not to "agent". An OOM kill
+//     is reported in ExecResult.OOMKilled from the exec's own group
+//     (memory.events oom_kill on v2, memory.oom_control oom_kill on v1).
+//   - Without a usable cgroup, the fallbacks are rlimits set on each
+//     command: RLIMIT_AS = MemoryBytes per process (allocations fail inside,
+//     no OOM kill is reported) and RLIMIT_NPROC = Pids for the host uid H
+//     (forks fail with EAGAIN; the count includes the sandbox's own
+//     processes, and for an unprivileged caller, every process of that
+//     user). The supervisor has no such rlimit, so it still survives. CPU is
+//     then not enforced.
+//   - TmpBytes: the size= of the /tmp tmpfs; writing past it fails with
+//     ENOSPC.
+//   - WorkspaceBytes: the size= of the /sandbox tmpfs (ENOSPC), and
+//     RLIMIT_FSIZE on every command (with SIGXFSZ ignored: a file cannot
+//     grow past WorkspaceBytes anywhere, EFBIG). Read-write host mounts have
+//     no file system bound: a host-side watch (package watch) measures their
+//     allocated size at start and polls it; once it has grown by more than
+//     WorkspaceBytes the session is ended and every later call fails with
+//     sandbox.ErrWorkspaceLimit. That is weaker: the agent may overshoot by
+//     what it writes between two polls (at least every 500ms, backing off
+//     to 20 times a scan's duration, at most 10s).
+//   - OutputBytes: host side. An exec's stdout and stderr together are
+//     kept (and copied to the live writers) up to it; the first byte past
+//     it kills the exec and Exec returns an error wrapping
+//     sandbox.ErrOutputLimit. Download extracts into a staging directory
+//     beside the destination and stops before the file that would take the
+//     total past it: the error wraps sandbox.ErrOutputLimit and nothing is
+//     left at the destination.
+//
+// # Termination
+//
+// A timeout (or a canceled context, or the output limit) kills the exec's
+// pid 1: the kernel then kills every process of its pid namespace, including
+// those that changed session or process group. When the command exits, its
+// pid 1 exits and whatever it left running dies the same way. Terminate
+// kills the init: the kernel then kills every process of the sandbox, the
+// mount namespace and its tmpfs mounts vanish, and the session's cgroups are
+// removed.
 //
 // # Failure
 //
@@ -70,5 +131,7 @@
 // wrapping sandbox.ErrUnavailable that names the sysctl to change
 // (kernel.unprivileged_userns_clone, user.max_user_namespaces,
 // kernel.apparmor_restrict_unprivileged_userns). Setup failures inside the
-// sandbox come back as one line "local sandbox: init: <step>: <error>".
+// sandbox come back as one line "local sandbox: init: <step>: <error>"; a
+// failure of an exec's pid 1 before the command ran is an Exec error, its
+// reason on the command's stderr.
 package local

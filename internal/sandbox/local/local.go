@@ -12,17 +12,15 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/capture"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
@@ -61,37 +59,48 @@ func New(o sandbox.Options) (*Backend, error) {
 // Name implements sandbox.Backend.
 func (b *Backend) Name() string { return Name }
 
-// Capabilities implements sandbox.Backend.
+// Capabilities implements sandbox.Backend. Limits reports what this
+// machine allows: cgroup controllers this process may use, else rlimits.
 func (b *Backend) Capabilities() sandbox.Capabilities {
 	c := sandbox.Capabilities{Isolation: "user+mount+pid+ipc+uts+net+cgroup namespaces", NetworkAllowlist: true, Seccomp: true, UpdateNetwork: true}
 	c.Landlock = guest.LandlockABI() > 0
 	if !c.Landlock {
 		c.Notes = append(c.Notes, "landlock: not available in this kernel")
 	}
-	v2, v1 := cgroupRoots()
-	if v2 != "" {
-		c.MemoryLimit, c.PidsLimit, c.CPULimit = true, true, true
-	} else {
-		_, c.PidsLimit = v1["pids"]
-		_, c.MemoryLimit = v1["memory"]
-		_, c.CPULimit = v1["cpu"]
-	}
-	if !c.PidsLimit {
-		c.PidsLimit = true
-		c.Notes = append(c.Notes, "pids: RLIMIT_NPROC (no writable cgroup)")
-	}
-	if !c.MemoryLimit {
-		c.MemoryLimit = true
-		c.Notes = append(c.Notes, "memory: RLIMIT_AS per process (no writable cgroup)")
-	}
-	if !c.CPULimit {
-		c.Notes = append(c.Notes, "cpu: not enforced (no writable cpu cgroup)")
-	}
+	c.Limits = limitSupport(detectCgroups())
+	c.MemoryLimit = c.Limits.Memory.Level != sandbox.NotEnforced
+	c.PidsLimit = c.Limits.Pids.Level != sandbox.NotEnforced
+	c.CPULimit = c.Limits.CPU.Level != sandbox.NotEnforced
+	c.Notes = append(c.Notes, c.Limits.Downgrades()...)
 	return c
 }
 
-func dirWritable(dir string) bool {
-	return unix.Access(dir, unix.W_OK) == nil
+// limitSupport describes how each limit is enforced given env.
+func limitSupport(env cgroupEnv) sandbox.LimitSupport {
+	full := func(how string) sandbox.LimitEnforcement {
+		return sandbox.LimitEnforcement{Level: sandbox.Enforced, How: how}
+	}
+	l := sandbox.LimitSupport{
+		Tmp:       full("tmpfs size: writes past it fail with ENOSPC"),
+		Workspace: full("/sandbox is a tmpfs of that size (ENOSPC); read-write host mounts: RLIMIT_FSIZE per file and a usage watch that ends the session"),
+		Output:    full("host side: downloads staged and refused past it, exec output capped and the command killed"),
+	}
+	if env.has("memory") {
+		l.Memory = full(env.version() + " memory limit on the agent's commands (OOM kills reported)")
+	} else {
+		l.Memory = sandbox.LimitEnforcement{Level: sandbox.Weaker, How: "RLIMIT_AS per process, no writable cgroup: allocations fail, no OOM kill is reported"}
+	}
+	if env.has("pids") {
+		l.Pids = full(env.version() + " pids.max on the agent's commands")
+	} else {
+		l.Pids = sandbox.LimitEnforcement{Level: sandbox.Weaker, How: "RLIMIT_NPROC per uid, no writable cgroup: counts the sandbox's own processes too (and, unprivileged, all of the caller's)"}
+	}
+	if env.has("cpu") {
+		l.CPU = full(env.version() + " CPU quota on the session")
+	} else {
+		l.CPU = sandbox.LimitEnforcement{Level: sandbox.NotEnforced, How: "no writable cpu cgroup"}
+	}
+	return l
 }
 
 func randomID() string {
@@ -121,7 +130,7 @@ func (b *Backend) Provision(ctx context.Context, spec sandbox.Spec) (sandbox.Ses
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProvisionTimeout)
 	defer cancel()
-	s := &session{id: randomID(), spec: spec, backend: b, waiters: map[uint64]chan guest.Message{}}
+	s := &session{id: randomID(), spec: spec, limits: spec.Limits.Resolved(), backend: b, waiters: map[uint64]chan guest.Message{}}
 	s.hostUID, s.hostGID = agentHostID()
 	if err := s.start(ctx); err != nil {
 		s.Terminate(context.Background())
@@ -133,10 +142,10 @@ func (b *Backend) Provision(ctx context.Context, spec sandbox.Spec) (sandbox.Ses
 type session struct {
 	id      string
 	spec    sandbox.Spec
+	limits  sandbox.Limits // spec.Limits with defaults
 	backend *Backend
 
 	hostUID, hostGID int
-	dir              string // host session directory
 	cg               *cgroupSet
 	cmd              *exec.Cmd
 	initStderr       bytes.Buffer
@@ -149,6 +158,10 @@ type session struct {
 	nextID  uint64
 	waiters map[uint64]chan guest.Message
 	dead    error
+	// killedBy is why the backend ended the session itself (the workspace
+	// watch), reported by every later call.
+	killedBy  error
+	stopWatch func()
 
 	termOnce sync.Once
 	termErr  error
@@ -177,32 +190,16 @@ func unavailable(err error) error {
 }
 
 func (s *session) start(ctx context.Context) error {
-	tmp := s.backend.opts.TempDir
 	var err error
-	s.dir, err = os.MkdirTemp(tmp, "fullsend-sandbox-"+s.id+"-")
-	if err != nil {
-		return fmt.Errorf("local sandbox: session dir: %w", err)
-	}
-	sandboxDir := filepath.Join(s.dir, "sandbox")
-	if err := os.Mkdir(sandboxDir, 0o700); err != nil {
-		return fmt.Errorf("local sandbox: %w", err)
-	}
-	if os.Geteuid() == 0 {
-		for _, d := range []string{s.dir, sandboxDir} {
-			if err := os.Chown(d, s.hostUID, s.hostGID); err != nil {
-				return fmt.Errorf("local sandbox: %w", err)
-			}
-		}
-	}
-	var enforced map[string]bool
-	if s.cg, enforced, err = newCgroups(s.id, s.spec.Limits); err != nil {
+	if s.cg, err = newCgroups(s.id, s.limits); err != nil {
 		return fmt.Errorf("local sandbox: cgroups: %w", err)
 	}
-	sup := guest.SuperConfig{AgentUID: AgentUID, AgentGID: AgentGID}
-	if l := s.spec.Limits; l.Pids > 0 && !enforced["pids"] {
+	l := s.limits
+	sup := guest.SuperConfig{AgentUID: AgentUID, AgentGID: AgentGID, FSize: uint64(l.WorkspaceBytes)}
+	if _, ok := s.cg.enforced["pids"]; !ok {
 		sup.Nproc = uint64(l.Pids)
 	}
-	if l := s.spec.Limits; l.MemoryBytes > 0 && !enforced["memory"] {
+	if _, ok := s.cg.enforced["memory"]; !ok {
 		sup.AS = uint64(l.MemoryBytes)
 	}
 	proxy := !s.spec.Network.None()
@@ -277,11 +274,8 @@ func (s *session) start(ctx context.Context) error {
 		mc.FD = addFile(f)
 		return mc, nil
 	}
-	cfg := &guest.InitConfig{ID: s.id, Proxy: proxy}
+	cfg := &guest.InitConfig{ID: s.id, Proxy: proxy, SandboxBytes: l.WorkspaceBytes, TmpBytes: l.TmpBytes}
 	if cfg.Exe, err = source(s.backend.exe, sandbox.BinaryPath, true, false); err != nil {
-		return err
-	}
-	if cfg.Sandbox, err = source(sandboxDir, sandbox.Root, false, false); err != nil {
 		return err
 	}
 	for _, m := range s.spec.Mounts {
@@ -354,8 +348,8 @@ func (s *session) start(ctx context.Context) error {
 	} else {
 		closeAll(r.files)
 	}
-	s.cg.reservePids()
 	go s.dispatch()
+	s.watchMounts()
 	return nil
 }
 
@@ -388,6 +382,9 @@ func (s *session) dispatch() {
 		if err != nil {
 			s.mu.Lock()
 			s.dead = fmt.Errorf("local sandbox %s: supervisor gone", s.id)
+			if s.killedBy != nil {
+				s.dead = s.killedBy
+			}
 			for id, ch := range s.waiters {
 				close(ch)
 				delete(s.waiters, id)
@@ -474,14 +471,21 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 	if timeout == 0 {
 		timeout = s.spec.Limits.WallTime
 	}
+	if err := s.killedErr(); err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	eg, err := s.cg.newExec()
+	if err != nil {
+		return sandbox.ExecResult{}, fmt.Errorf("local sandbox %s: exec %s: %w", s.id, r.Args[0], err)
+	}
+	defer eg.remove()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
+		closeAll([]*os.File{inR, inW})
 		return sandbox.ExecResult{}, err
 	}
 	errR, errW, err := os.Pipe()
@@ -489,8 +493,9 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 		closeAll([]*os.File{inR, inW, outR, outW})
 		return sandbox.ExecResult{}, err
 	}
-	id, ch, err := s.request(guest.Message{Op: "exec", Args: r.Args, Env: s.env(r.Env), Cwd: cwd, TimeoutNS: int64(timeout)}, inR, outW, errW)
+	id, ch, err := s.request(guest.Message{Op: "exec", Args: r.Args, Env: s.env(r.Env), Cwd: cwd, TimeoutNS: int64(timeout)}, append([]*os.File{inR, outW, errW}, eg.procs...)...)
 	closeAll([]*os.File{inR, outW, errW})
+	eg.closeFiles()
 	if err != nil {
 		closeAll([]*os.File{inW, outR, errR})
 		return sandbox.ExecResult{}, err
@@ -503,19 +508,18 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 		}
 		inW.Close()
 	}()
+	// stdout and stderr share the output budget; past it the command dies.
+	budget := capture.New(s.limits.OutputBytes, func() { s.notify(guest.Message{Op: "kill", ID: id}) })
 	var stdout, stderr bytes.Buffer
 	var wg sync.WaitGroup
-	copyOut := func(dst *bytes.Buffer, live io.Writer, src *os.File) {
+	copyOut := func(w io.Writer, src *os.File) {
 		defer wg.Done()
-		var w io.Writer = dst
-		if live != nil {
-			w = io.MultiWriter(dst, live)
-		}
 		io.Copy(w, src)
+		src.Close() // past the budget: the writer gets EPIPE until it dies
 	}
 	wg.Add(2)
-	go copyOut(&stdout, r.Stdout, outR)
-	go copyOut(&stderr, r.Stderr, errR)
+	go copyOut(budget.Writer(&stdout, r.Stdout), outR)
+	go copyOut(budget.Writer(&stderr, r.Stderr), errR)
 
 	var m guest.Message
 	var ok bool
@@ -528,8 +532,8 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 		case <-time.After(5 * time.Second):
 		}
 	}
-	// Output pipes close when the command's session is dead; a process that
-	// escaped into its own session could hold them open: bound the wait.
+	// Every process of the exec is gone with its pid namespace, so the
+	// pipes are closed; bound the wait anyway.
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
@@ -539,23 +543,38 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 		errR.Close()
 		<-done
 	}
-	outR.Close()
-	errR.Close()
-	res := sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: m.Exit, TimedOut: m.TimedOut}
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("local sandbox %s: exec %s: %w", s.id, r.Args[0], ctx.Err())
-	}
-	if !ok {
-		return res, fmt.Errorf("local sandbox %s: exec %s: sandbox died", s.id, r.Args[0])
-	}
-	if m.Err != "" {
-		return res, fmt.Errorf("local sandbox %s: exec %s: %s", s.id, r.Args[0], m.Err)
+	res := sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: m.Exit, TimedOut: m.TimedOut, OOMKilled: eg.oomKills() > 0}
+	what := "exec " + r.Args[0]
+	switch {
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("local sandbox %s: %s: %w", s.id, what, ctx.Err())
+	case !ok:
+		return res, s.diedErr(what)
+	case budget.Exceeded():
+		return res, fmt.Errorf("local sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
+	case m.Err != "":
+		return res, fmt.Errorf("local sandbox %s: %s: %s", s.id, what, m.Err)
 	}
 	return res, nil
 }
 
+// killedErr is the reason the backend ended the session, if it did.
+func (s *session) killedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killedBy
+}
+
+// diedErr explains a lost supervisor during what.
+func (s *session) diedErr(what string) error {
+	if err := s.killedErr(); err != nil {
+		return err
+	}
+	return fmt.Errorf("local sandbox %s: %s: sandbox died", s.id, what)
+}
+
 // Upload implements sandbox.Session: the tree is extracted inside the
-// sandbox by the supervisor, with the agent's permissions.
+// sandbox by an archive helper with the agent's permissions and rules.
 func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) error {
 	if err := sandbox.CheckPath(sandboxPath); err != nil {
 		return err
@@ -577,14 +596,16 @@ func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) erro
 	case werr != nil:
 		return fmt.Errorf("local sandbox %s: upload %s: %w", s.id, hostPath, werr)
 	case !ok:
-		return fmt.Errorf("local sandbox %s: upload %s: sandbox died", s.id, hostPath)
+		return s.diedErr("upload " + hostPath)
 	case m.Err != "":
 		return fmt.Errorf("local sandbox %s: upload to %s: %s", s.id, sandboxPath, m.Err)
 	}
 	return ctx.Err()
 }
 
-// Download implements sandbox.Session.
+// Download implements sandbox.Session: the tree is written inside the
+// sandbox by an archive helper with the agent's permissions and extracted
+// on the host into a staging directory, bounded by Limits.OutputBytes.
 func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
 	if err := sandbox.CheckPath(sandboxPath); err != nil {
 		return err
@@ -599,17 +620,19 @@ func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) er
 		pr.Close()
 		return err
 	}
-	xerr := archive.Extract(pr, hostPath, -1, -1)
-	io.Copy(io.Discard, pr)
-	pr.Close()
+	xerr := archive.ExtractStaged(pr, hostPath, s.limits.OutputBytes)
+	pr.Close() // a refused stream stops the writer (EPIPE)
 	m, ok := waitReply(ctx, ch)
+	what := "download " + sandboxPath
 	switch {
+	case errors.Is(xerr, archive.ErrTooLarge):
+		return fmt.Errorf("local sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
 	case !ok:
-		return fmt.Errorf("local sandbox %s: download %s: sandbox died", s.id, sandboxPath)
+		return s.diedErr(what)
 	case m.Err != "":
-		return fmt.Errorf("local sandbox %s: download %s: %s", s.id, sandboxPath, m.Err)
+		return fmt.Errorf("local sandbox %s: %s: %s", s.id, what, m.Err)
 	case xerr != nil:
-		return fmt.Errorf("local sandbox %s: download %s: %w", s.id, sandboxPath, xerr)
+		return fmt.Errorf("local sandbox %s: %s: %w", s.id, what, xerr)
 	}
 	return ctx.Err()
 }
@@ -627,6 +650,9 @@ func waitReply(ctx context.Context, ch chan guest.Message) (guest.Message, bool)
 func (s *session) Terminate(ctx context.Context) error {
 	s.termOnce.Do(func() {
 		var errs []error
+		if s.stopWatch != nil {
+			s.stopWatch()
+		}
 		if s.cmd != nil && s.cmd.Process != nil {
 			s.cmd.Process.Kill()
 			s.cmd.Wait()
@@ -648,11 +674,6 @@ func (s *session) Terminate(ctx context.Context) error {
 			}
 		} else if s.cg != nil {
 			s.cg.remove()
-		}
-		if s.dir != "" {
-			if err := os.RemoveAll(s.dir); err != nil {
-				errs = append(errs, err)
-			}
 		}
 		if len(errs) > 0 {
 			s.termErr = fmt.Errorf("local sandbox %s: terminate: %w", s.id, errors.Join(errs...))

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -50,7 +51,7 @@ func TestHardening(t *testing.T) {
 		t.Errorf("ids inside: %q", r.Stdout)
 	}
 	st := string(sh(t, s, "cat /proc/self/status").Stdout)
-	for _, want := range []string{"CapEff:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"} {
+	for _, want := range []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"} {
 		if !strings.Contains(st, want) {
 			t.Errorf("status lacks %q", want)
 		}
@@ -177,5 +178,137 @@ func TestUpdateNetwork(t *testing.T) {
 	defer s2.Terminate(context.Background())
 	if err := s2.(sandbox.NetworkUpdater).UpdateNetwork(context.Background(), sandbox.Network{Allow: []string{"x.test"}}); err == nil {
 		t.Errorf("network added to a none session")
+	}
+}
+
+// hostCount counts host processes whose command line contains m.
+func hostCount(m string) int {
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), m) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestForkBombDoesNotStarveOtherExecs: while a fork bomb holds the agent's
+// whole pids budget, other execs still start and run: the supervisor and
+// each exec's pid 1 live outside that budget (and "echo" needs no fork).
+func TestForkBombDoesNotStarveOtherExecs(t *testing.T) {
+	b, err := local.New(sandbox.Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	if pids := b.Capabilities().Limits.Pids; pids.Level != sandbox.Enforced {
+		t.Skipf("PIDS LIMIT NOT ENFORCED BY CGROUPS HERE (%s): skipped", pids.How)
+	}
+	s := provision(t, sandbox.Spec{Limits: sandbox.Limits{Pids: 32}})
+	m := fmt.Sprintf("%d.%d", 7000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	bomb := make(chan error, 1)
+	bctx, stopBomb := context.WithCancel(context.Background())
+	defer stopBomb()
+	go func() {
+		loop := "(while :; do sleep " + m + " & done) &"
+		_, err := s.Exec(bctx, sandbox.ExecRequest{Args: []string{"sh", "-c", loop + " " + loop + " exec sleep " + m}, Timeout: 30 * time.Second})
+		bomb <- err
+	}()
+	deadline := time.Now().Add(8 * time.Second)
+	for hostCount("sleep\x00"+m) < 24 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fork bomb never reached 24 processes (%d)", hostCount("sleep\x00"+m))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for i := 0; i < 3; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		r, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"echo", "alive"}})
+		cancel()
+		if err != nil || string(r.Stdout) != "alive\n" {
+			t.Errorf("exec during the fork bomb: %q %q exit %d, %v", r.Stdout, r.Stderr, r.ExitCode, err)
+		}
+	}
+	if n := hostCount("sleep\x00" + m); n > 32 {
+		t.Errorf("fork bomb at %d processes under pids=32", n)
+	}
+	stopBomb()
+	if err := <-bomb; !errors.Is(err, context.Canceled) {
+		t.Errorf("fork bomb exec: %v, want context.Canceled", err)
+	}
+	if r := sh(t, s, "echo alive"); string(r.Stdout) != "alive\n" {
+		t.Errorf("after the fork bomb: %q %q", r.Stdout, r.Stderr)
+	}
+}
+
+// TestExecSeesOnlyItself: each exec has its own pid namespace and /proc;
+// the sandbox init, the supervisor and other execs are invisible, and pid 1
+// is the exec's own reaper.
+func TestExecSeesOnlyItself(t *testing.T) {
+	s := provision(t, sandbox.Spec{})
+	m := fmt.Sprintf("%d.%d", 8000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	other := make(chan struct{})
+	go func() {
+		s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"sleep", m}, Timeout: 20 * time.Second})
+		close(other)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for hostCount("sleep\x00"+m) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r := sh(t, s, `for p in /proc/[0-9]*; do printf '%s ' "${p#/proc/}"; tr '\0' ' ' < $p/cmdline; echo; done`)
+	out := string(r.Stdout)
+	for _, bad := range []string{"fullsend-sandbox-init", "fullsend-sandbox-supervisor", m} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%q visible inside an exec:\n%s", bad, out)
+		}
+	}
+	if !strings.HasPrefix(out, "1 fullsend-sandbox-pid1 ") {
+		t.Errorf("pid 1 is not the exec's own: %s", out)
+	}
+	if n := strings.Count(out, "\n"); n > 4 {
+		t.Errorf("%d processes visible:\n%s", n, out)
+	}
+	if err := s.Terminate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-other
+}
+
+// BenchmarkExec measures one exec of /bin/true in a provisioned session
+// (its own pid namespace, /proc, hardening and cgroup each time).
+func BenchmarkExec(b *testing.B) {
+	bk, err := local.New(sandbox.Options{})
+	if err != nil {
+		b.Skip(err)
+	}
+	s, err := bk.Provision(context.Background(), sandbox.Spec{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Terminate(context.Background())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"/bin/true"}}); err != nil || r.ExitCode != 0 {
+			b.Fatal(r, err)
+		}
+	}
+}
+
+// BenchmarkProvision measures provisioning and terminating a session.
+func BenchmarkProvision(b *testing.B) {
+	bk, err := local.New(sandbox.Options{})
+	if err != nil {
+		b.Skip(err)
+	}
+	for i := 0; i < b.N; i++ {
+		s, err := bk.Provision(context.Background(), sandbox.Spec{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Terminate(context.Background())
 	}
 }

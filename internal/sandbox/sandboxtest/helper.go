@@ -3,6 +3,7 @@ package sandboxtest
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,9 +11,12 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // helperEnv switches a re-executed test binary into helper mode: inside a
@@ -50,6 +54,37 @@ func helper(op, arg string) int {
 		}
 		fmt.Println("created")
 		return 0
+	case "socket", "socketpair":
+		// arg: an address family number; prints "ok" or "errno N".
+		fam, err := strconv.Atoi(arg)
+		if err != nil {
+			fmt.Println("bad family", arg)
+			return 2
+		}
+		typ := unix.SOCK_STREAM
+		switch fam {
+		case unix.AF_PACKET:
+			typ = unix.SOCK_RAW
+		case unix.AF_ALG:
+			typ = unix.SOCK_SEQPACKET
+		case unix.AF_NETLINK:
+			typ = unix.SOCK_RAW
+		}
+		if op == "socket" {
+			fd, err := unix.Socket(fam, typ, 0)
+			if err == nil {
+				unix.Close(fd)
+			}
+			printErrno(err)
+		} else {
+			fds, err := unix.Socketpair(fam, typ, 0)
+			if err == nil {
+				unix.Close(fds[0])
+				unix.Close(fds[1])
+			}
+			printErrno(err)
+		}
+		return 0
 	case "get":
 		tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
@@ -65,6 +100,18 @@ func helper(op, arg string) int {
 	}
 	fmt.Println("unknown helper op", op)
 	return 2
+}
+
+func printErrno(err error) {
+	var e syscall.Errno
+	switch {
+	case err == nil:
+		fmt.Println("ok")
+	case errors.As(err, &e):
+		fmt.Println("errno", int(e))
+	default:
+		fmt.Println("error:", err)
+	}
 }
 
 // Resolver maps every "*.test" name to 127.0.0.1 and fails for the rest, so

@@ -79,10 +79,26 @@ func addFile(tw *tar.Writer, p, name string, info fs.FileInfo) error {
 	return err
 }
 
+// ErrTooLarge is returned when the regular files of a stream add up to more
+// than the extraction limit.
+var ErrTooLarge = errors.New("archive larger than the limit")
+
 // Extract reads a tar stream from r into dest. A root entry "." of type
 // directory makes dest a directory; of type file makes dest that file.
-// Existing files are replaced. uid/gid >= 0 chown what is created.
+// Existing files are replaced. uid/gid >= 0 chown what is created. It stops
+// at MaxBytes.
 func Extract(r io.Reader, dest string, uid, gid int) error {
+	return ExtractLimit(r, dest, uid, gid, MaxBytes)
+}
+
+// ExtractLimit is Extract with the total size of regular files bounded by
+// max (<= 0 or above MaxBytes: MaxBytes). A file that would take the total
+// past max fails with an error wrapping ErrTooLarge before any of its bytes
+// is written; what was extracted before stays (see ExtractStaged).
+func ExtractLimit(r io.Reader, dest string, uid, gid int, max int64) error {
+	if max <= 0 || max > MaxBytes {
+		max = MaxBytes
+	}
 	tr := tar.NewReader(r)
 	var total int64
 	for {
@@ -116,10 +132,10 @@ func Extract(r io.Reader, dest string, uid, gid int) error {
 			os.Chmod(target, mode|0o700)
 			chown(target, uid, gid)
 		case tar.TypeReg:
-			total += h.Size
-			if total > MaxBytes {
-				return fmt.Errorf("archive larger than %d bytes", MaxBytes)
+			if h.Size < 0 || h.Size > max-total {
+				return fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)
 			}
+			total += h.Size
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return err
 			}
@@ -152,4 +168,62 @@ func chown(p string, uid, gid int) {
 	if uid >= 0 {
 		os.Lchown(p, uid, gid)
 	}
+}
+
+// ExtractStaged extracts r (as ExtractLimit, files owned by the caller) into
+// a staging directory beside dest and moves the result to dest only when the
+// whole stream was extracted, so a failure leaves nothing new at dest. A
+// missing dest is created (parents too); an existing directory dest receives
+// the tree merged into it (same-named files replaced); an existing file is
+// replaced. A stream without entries leaves dest untouched.
+func ExtractStaged(r io.Reader, dest string, max int64) error {
+	parent := filepath.Dir(dest)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	stage, err := os.MkdirTemp(parent, ".fullsend-stage-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	tmp := filepath.Join(stage, "root")
+	if err := ExtractLimit(r, tmp, -1, -1, max); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(tmp); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return commit(tmp, dest)
+}
+
+// commit moves src to dst: a rename when dst is absent or a file, a merge
+// entry by entry when both are directories.
+func commit(src, dst string) error {
+	sst, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	dst0, err := os.Lstat(dst)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return os.Rename(src, dst)
+	case err != nil:
+		return err
+	case dst0.IsDir() && sst.IsDir():
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := commit(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	case dst0.IsDir():
+		return fmt.Errorf("%s: is a directory", dst)
+	case sst.IsDir():
+		return fmt.Errorf("%s: not a directory", dst)
+	}
+	return os.Rename(src, dst)
 }

@@ -94,3 +94,98 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("symlink travelled")
 	}
 }
+
+func sized(t *testing.T, files map[string]int) *bytes.Buffer {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: 0o755})
+	for name, n := range files {
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "./d/", Mode: 0o755})
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(n)}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(make([]byte, n))
+	}
+	tw.Close()
+	return &b
+}
+
+func TestExtractLimit(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "out")
+	if err := ExtractLimit(sized(t, map[string]int{"./a": 60, "./d/b": 40}), dest, -1, -1, 100); err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+	dest2 := filepath.Join(t.TempDir(), "out")
+	err := ExtractLimit(sized(t, map[string]int{"./a": 60, "./d/b": 41}), dest2, -1, -1, 100)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("over the limit: %v, want ErrTooLarge", err)
+	}
+}
+
+func TestExtractStagedLeavesNothingOnFailure(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "out")
+	if err := ExtractStaged(sized(t, map[string]int{"./a": 60, "./d/b": 41}), dest, 100); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("left %v", ents)
+	}
+	// An unsafe entry after good ones: nothing either.
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: 0o755})
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "./ok", Mode: 0o644, Size: 1})
+	tw.Write([]byte("x"))
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "../evil", Mode: 0o644, Size: 1})
+	tw.Write([]byte("x"))
+	tw.Close()
+	if err := ExtractStaged(&b, dest, 100); !errors.Is(err, ErrUnsafePath) {
+		t.Fatalf("unsafe: %v", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("left %v", ents)
+	}
+}
+
+func TestExtractStagedCommits(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "sub", "out")
+	if err := ExtractStaged(sized(t, map[string]int{"./a": 3, "./d/b": 4}), dest, 100); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(dest, "d", "b")); err != nil || st.Size() != 4 {
+		t.Fatalf("committed tree: %v %v", st, err)
+	}
+	// Into an existing directory: merged, same names replaced, others kept.
+	os.WriteFile(filepath.Join(dest, "keep"), []byte("k"), 0o644)
+	if err := ExtractStaged(sized(t, map[string]int{"./a": 9}), dest, 100); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(filepath.Join(dest, "a")); st == nil || st.Size() != 9 {
+		t.Errorf("a not replaced: %v", st)
+	}
+	for _, p := range []string{"keep", "d/b"} {
+		if _, err := os.Stat(filepath.Join(dest, p)); err != nil {
+			t.Errorf("%s lost in the merge: %v", p, err)
+		}
+	}
+	// A single file replaces a file.
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: ".", Mode: 0o644, Size: 2})
+	tw.Write([]byte("hi"))
+	tw.Close()
+	one := filepath.Join(parent, "one")
+	os.WriteFile(one, []byte("old"), 0o644)
+	if err := ExtractStaged(&b, one, 100); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(one); string(got) != "hi" {
+		t.Errorf("file %q", got)
+	}
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 2 {
+		t.Errorf("staging left behind: %v", ents)
+	}
+}

@@ -1,9 +1,18 @@
-// Package guest holds the roles the local backend's re-executed binary plays
-// inside the sandbox: the init (pid 1, builds the root file system and the
-// network namespace, then reaps), the agent supervisor (locks itself down with
-// rlimits, Landlock and seccomp, then starts every exec'd command) and a user
-// namespace holder used for idmapped mounts. See package local for the whole
-// design.
+// Package guest holds the roles the fullsend binary plays when a sandbox
+// backend re-executes it: for the local backend the init (pid 1 of the
+// sandbox: builds the root file system and the network namespace, then
+// reaps), the supervisor (starts every exec and every upload or download),
+// each exec's pid 1 (its own pid namespace and /proc, hardening, reaping),
+// the enter step (joins the exec's cgroups, sets the command's rlimits,
+// becomes the command), the archive helper (tar in and out, hardened like a
+// command) and a user namespace holder used for idmapped mounts; for the
+// docker backend the confine wrapper (the same seccomp filter on top of the
+// engine's, RLIMIT_FSIZE). See package local for the whole design.
+//
+// The seccomp filter is built here (SeccompProgram) and nowhere else: a
+// denylist of system calls (EPERM), clone(CLONE_NEWUSER) (EPERM), socket(2)
+// and socketpair(2) limited to SocketFamilies (EAFNOSUPPORT otherwise) and
+// every foreign system call ABI refused (ENOSYS).
 //
 // It imports neither package net nor anything heavy: Go initialises packages
 // in import-path order as soon as their imports are ready, so this package's

@@ -3,68 +3,62 @@ package guest
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
+	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
-// deniedSyscalls fail with EPERM inside the sandbox: nothing an agent needs,
-// everything that widens the kernel attack surface or escapes isolation.
-var deniedSyscalls = []string{
-	"ptrace", "process_vm_readv", "process_vm_writev",
-	"mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-	"bpf", "perf_event_open", "userfaultfd", "fanotify_init",
-	"keyctl", "add_key", "request_key",
-	"unshare", "setns",
-	"swapon", "swapoff", "reboot", "acct", "quotactl", "syslog", "vhangup",
-	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-	"sethostname", "setdomainname", "iopl", "ioperm",
-	"open_by_handle_at", "name_to_handle_at", "lookup_dcookie",
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-}
-
-func SeccompFilter() seccomp.Filter {
-	return seccomp.Filter{
-		NoNewPrivs: true,
-		Flag:       seccomp.FilterFlagTSync,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls: []seccomp.SyscallGroup{
-				{Names: deniedSyscalls, Action: seccomp.ActionErrno},
-				{
-					// clone(CLONE_NEWUSER); clone3 cannot be filtered by flags and
-					// is covered by user.max_user_namespaces=0 set by the init.
-					NamesWithCondtions: []seccomp.NameWithConditions{{
-						Name:       "clone",
-						Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: unix.CLONE_NEWUSER}},
-					}},
-					Action: seccomp.ActionErrno,
-				},
-			},
-		},
-	}
-}
-
-// harden applies, in order: rlimits, Landlock (which sets no_new_privs on
-// every thread) and a seccomp filter synchronised to every thread.
-func harden(cfg SuperConfig) error {
+// hardenAgent locks the calling process down the way every agent command
+// is: no core dumps, Landlock (which sets no_new_privs on every thread) and
+// the ProfileAgent seccomp filter synchronised to every thread. It is
+// applied by each exec's pid 1 (and inherited by the command) and by the
+// archive helper; the supervisor itself carries only ProfileSupervisor.
+func hardenAgent(cfg SuperConfig) error {
 	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
-	// RLIMIT_NPROC and RLIMIT_AS (the fallbacks when no cgroup enforces
-	// pids and memory) are not applied here: a Go supervisor under them could
-	// not create threads or reserve its heap. Each command gets them through
-	// the "limit" role (see limitExec).
 	if cfg.NoHarden {
 		return nil
 	}
 	if err := landlockRestrict(cfg); err != nil {
 		return err
 	}
-	if err := seccomp.LoadFilter(SeccompFilter()); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
+	return loadSeccomp(ProfileAgent)
+}
+
+// dropCaps clears every capability set (ambient, inheritable, permitted,
+// effective) on every thread of the process — capabilities are per thread,
+// and a thread that kept its ambient set would hand it to any child it
+// forks — then checks the result in /proc/self/task.
+func dropCaps() error {
+	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("clear ambient capabilities: %w", e)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("drop capabilities: %w", e)
+	}
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&data)
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	for _, t := range tasks {
+		st, err := os.ReadFile("/proc/self/task/" + t.Name() + "/status")
+		if err != nil {
+			continue // the thread exited
+		}
+		for _, l := range strings.Split(string(st), "\n") {
+			k, v, ok := strings.Cut(l, ":")
+			if ok && strings.HasPrefix(k, "Cap") && k != "CapBnd" && strings.Trim(strings.TrimSpace(v), "0") != "" {
+				return fmt.Errorf("drop capabilities: thread %s still has %s %s", t.Name(), k, strings.TrimSpace(v))
+			}
+		}
 	}
 	return nil
 }
@@ -118,36 +112,4 @@ func LandlockABI() int {
 		return 0
 	}
 	return v
-}
-
-// envLimits carries "AS,NPROC" to the limit role.
-const envLimits = "FULLSEND_SANDBOX_LIMITS"
-
-// runLimit is the "limit" role: set the rlimits named in envLimits, then
-// become the command (argv[1] is its resolved path, argv[2:] its argv).
-func runLimit() error {
-	var as, nproc uint64
-	if _, err := fmt.Sscanf(os.Getenv(envLimits), "%d,%d", &as, &nproc); err != nil {
-		return fmt.Errorf("limits: %w", err)
-	}
-	if len(os.Args) < 3 {
-		return fmt.Errorf("limit: no command")
-	}
-	if as > 0 {
-		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}); err != nil {
-			return fmt.Errorf("RLIMIT_AS: %w", err)
-		}
-	}
-	if nproc > 0 {
-		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: nproc, Max: nproc}); err != nil {
-			return fmt.Errorf("RLIMIT_NPROC: %w", err)
-		}
-	}
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, envLimits+"=") {
-			env = append(env, kv)
-		}
-	}
-	return unix.Exec(os.Args[1], os.Args[2:], env)
 }

@@ -39,8 +39,14 @@ func init() {
 		err = runInit()
 	case "supervisor":
 		err = runSupervisor()
-	case "limit":
-		err = runLimit()
+	case "pid1":
+		err = runPid1()
+	case "enter":
+		runEnter()
+	case "archive":
+		err = runArchive()
+	case "confine":
+		runConfine()
 	case "hold":
 		// Keep a user namespace alive until stdin closes (idmapped mounts).
 		var b [1]byte
@@ -114,7 +120,11 @@ func runInit() error {
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: cfg.Super.AgentUID, HostID: 0, Size: 1}},
 			GidMappings:                []syscall.SysProcIDMap{{ContainerID: cfg.Super.AgentGID, HostID: 0, Size: 1}},
 			GidMappingsEnableSetgroups: false,
-			Pdeathsig:                  syscall.SIGKILL,
+			// CAP_SYS_ADMIN in the supervisor's own user namespace (which
+			// owns no mount, network or other namespace): what it needs to
+			// give each exec its own pid and mount namespaces.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+			Pdeathsig:   syscall.SIGKILL,
 		},
 	})
 	if err != nil {
@@ -205,7 +215,7 @@ func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 			f.Close()
 		}
 	}()
-	for _, m := range append([]MountConfig{cfg.Exe, cfg.Sandbox}, cfg.Mounts...) {
+	for _, m := range append([]MountConfig{cfg.Exe}, cfg.Mounts...) {
 		if m.FD < 0 {
 			fd, err := unix.Open(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0)
 			if err != nil {
@@ -282,15 +292,21 @@ func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 			return err
 		}
 	}
-	// /sandbox
-	if err := attach(cfg.Sandbox, at(cfg.Sandbox.Target), fd, opened); err != nil {
-		return fmt.Errorf("bind /sandbox: %w", err)
+	// /sandbox and /tmp: size-limited tmpfs, so writing past the limit is
+	// ENOSPC inside and nothing reaches the host's disks.
+	if cfg.SandboxBytes <= 0 || cfg.TmpBytes <= 0 {
+		return fmt.Errorf("sandbox and tmp sizes must be positive")
 	}
-	// /tmp, /var/tmp
+	if err := os.MkdirAll(at("/sandbox"), 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", at("/sandbox"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", cfg.SandboxBytes)); err != nil {
+		return fmt.Errorf("/sandbox: %w", err)
+	}
 	if err := os.MkdirAll(at("/tmp"), 0o1777); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", at("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+	if err := unix.Mount("tmpfs", at("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%d", cfg.TmpBytes)); err != nil {
 		return fmt.Errorf("/tmp: %w", err)
 	}
 	os.MkdirAll(at("/var"), 0o755)

@@ -43,25 +43,30 @@ type MountConfig struct {
 }
 
 type InitConfig struct {
-	ID      string        `json:"id"`
-	Exe     MountConfig   `json:"exe"`
-	Sandbox MountConfig   `json:"sandbox"`
-	Mounts  []MountConfig `json:"mounts"`
-	Proxy   bool          `json:"proxy"`
-	Super   SuperConfig   `json:"super"`
+	ID     string        `json:"id"`
+	Exe    MountConfig   `json:"exe"`
+	Mounts []MountConfig `json:"mounts"`
+	Proxy  bool          `json:"proxy"`
+	// SandboxBytes and TmpBytes size the /sandbox and /tmp tmpfs mounts.
+	SandboxBytes int64       `json:"sandbox_bytes"`
+	TmpBytes     int64       `json:"tmp_bytes"`
+	Super        SuperConfig `json:"super"`
 }
 
-// SuperConfig is what the supervisor needs; it is passed in its
-// environment (it holds no secret).
+// SuperConfig is what the supervisor (and each exec's pid 1) needs; it is
+// passed in their environment (it holds no secret).
 type SuperConfig struct {
-	RO        []string `json:"ro"`
-	RW        []string `json:"rw"`
-	Nproc     uint64   `json:"nproc,omitempty"`
-	AS        uint64   `json:"as,omitempty"`
-	NoHarden  bool     `json:"no_harden,omitempty"`
-	AgentUID  int      `json:"uid"`
-	AgentGID  int      `json:"gid"`
-	ProxyPort int      `json:"proxy_port,omitempty"`
+	RO []string `json:"ro"`
+	RW []string `json:"rw"`
+	// Per-command rlimits: RLIMIT_FSIZE always (the workspace bound),
+	// RLIMIT_NPROC and RLIMIT_AS when no cgroup enforces pids and memory.
+	FSize     uint64 `json:"fsize,omitempty"`
+	Nproc     uint64 `json:"nproc,omitempty"`
+	AS        uint64 `json:"as,omitempty"`
+	NoHarden  bool   `json:"no_harden,omitempty"`
+	AgentUID  int    `json:"uid"`
+	AgentGID  int    `json:"gid"`
+	ProxyPort int    `json:"proxy_port,omitempty"`
 }
 
 // MaxMessage bounds one control message.

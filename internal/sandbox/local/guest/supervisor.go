@@ -4,23 +4,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
 )
 
-// runSupervisor runs as the unprivileged agent uid in a nested user
-// namespace (no capabilities anywhere). It locks itself down once (rlimits,
-// no_new_privs, Landlock, seccomp) and then starts every exec'd command, each
-// in its own session; all descendants inherit the restrictions.
+// runSupervisor runs as the agent uid in a nested user namespace that owns
+// nothing but itself, with CAP_SYS_ADMIN there and no capability anywhere
+// else: enough to give each exec new pid and mount namespaces, nothing
+// more. It is not dumpable, carries the ProfileSupervisor seccomp filter
+// and is invisible to agent commands, which all run in pid namespaces below
+// it (see runPid1). Each exec is one pid1 process; each upload or download
+// one archive process hardened like an agent command.
 func runSupervisor() error {
 	var cfg SuperConfig
 	if err := json.Unmarshal([]byte(os.Getenv(envSuper)), &cfg); err != nil {
@@ -28,10 +32,18 @@ func runSupervisor() error {
 	}
 	os.Unsetenv(envSuper)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	ctl := &conn{fd: fdCtl}
-	if err := harden(cfg); err != nil {
-		return err
+	// The ambient capability was only the way in; children that are not an
+	// exec's pid 1 get none.
+	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("clear ambient capabilities: %w", e)
 	}
+	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	if !cfg.NoHarden {
+		if err := loadSeccomp(ProfileSupervisor); err != nil {
+			return err
+		}
+	}
+	ctl := &conn{fd: fdCtl}
 	s := &supervisor{ctl: ctl, cfg: cfg, running: map[uint64]*running{}}
 	for {
 		m, files, err := ctl.recv()
@@ -54,15 +66,26 @@ func runSupervisor() error {
 }
 
 type running struct {
-	pid      int
-	timedOut bool
+	proc     *os.Process
 	mu       sync.Mutex
+	timedOut bool
+	killed   bool
+}
+
+func (r *running) kill(timeout bool) {
+	r.mu.Lock()
+	if timeout {
+		r.timedOut = true
+	}
+	r.killed = true
+	r.mu.Unlock()
+	// pid 1 of the exec's namespace: the kernel takes everything in it down.
+	r.proc.Signal(syscall.SIGKILL)
 }
 
 type supervisor struct {
 	cfg     SuperConfig
 	ctl     *conn
-	wmu     sync.Mutex
 	mu      sync.Mutex
 	running map[uint64]*running
 }
@@ -101,9 +124,11 @@ func lookPath(name string, env []string) (string, error) {
 	return "", fmt.Errorf("%s: command not found", name)
 }
 
+// exec starts an exec's pid 1. files are the command's stdin, stdout and
+// stderr, then the exec's cgroup.procs descriptors.
 func (s *supervisor) exec(m Message, files []*os.File) {
 	defer CloseAll(files)
-	if len(files) != 3 || len(m.Args) == 0 {
+	if len(files) < 3 || len(m.Args) == 0 {
 		s.reply(Message{Op: "exit", ID: m.ID, Exit: -1, Err: "bad exec request"})
 		return
 	}
@@ -116,21 +141,27 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		startErr(127, err)
 		return
 	}
-	argv, env := m.Args, m.Env
-	if s.cfg.AS > 0 || s.cfg.Nproc > 0 {
-		// Fallback limits: re-execute ourselves in the "limit" role, which
-		// sets them and becomes the command.
-		argv = append([]string{"fullsend-sandbox-limit", path}, m.Args...)
-		env = append(append([]string(nil), m.Env...), EnvRole+"=limit", fmt.Sprintf("%s=%d,%d", envLimits, s.cfg.AS, s.cfg.Nproc))
-		path = "/proc/self/exe"
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		s.reply(Message{Op: "exit", ID: m.ID, Exit: -1, Err: err.Error()})
+		return
 	}
-	p, err := os.StartProcess(path, argv, &os.ProcAttr{
+	sc, _ := json.Marshal(s.cfg)
+	env := append(append([]string(nil), m.Env...), EnvRole+"=pid1", envSuper+"="+string(sc), fmt.Sprintf("%s=%d", envCgroups, len(files)-3))
+	p, err := os.StartProcess(selfExe, append([]string{"fullsend-sandbox-pid1", path}, m.Args...), &os.ProcAttr{
 		Dir:   m.Cwd,
 		Env:   env,
-		Files: files,
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Files: append([]*os.File{files[0], files[1], files[2], statusW}, files[3:]...),
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+			Setsid:      true,
+			Pdeathsig:   syscall.SIGKILL,
+		},
 	})
+	statusW.Close()
 	if err != nil {
+		statusR.Close()
 		code := 126
 		if errors.Is(err, os.ErrNotExist) {
 			code = 127
@@ -138,45 +169,41 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		startErr(code, err)
 		return
 	}
-	r := &running{pid: p.Pid}
+	r := &running{proc: p}
 	s.mu.Lock()
 	s.running[m.ID] = r
 	s.mu.Unlock()
 	var timer *time.Timer
 	if m.TimeoutNS > 0 {
-		timer = time.AfterFunc(time.Duration(m.TimeoutNS), func() {
-			r.mu.Lock()
-			r.timedOut = true
-			r.mu.Unlock()
-			killSession(r.pid)
-		})
+		timer = time.AfterFunc(time.Duration(m.TimeoutNS), func() { r.kill(true) })
 	}
 	go func() {
-		st, err := p.Wait()
+		st, werr := p.Wait()
 		if timer != nil {
 			timer.Stop()
 		}
-		// Whatever the command left running in its session dies with it.
-		killSession(r.pid)
+		line, _ := io.ReadAll(io.LimitReader(statusR, 64))
+		statusR.Close()
 		s.mu.Lock()
 		delete(s.running, m.ID)
 		s.mu.Unlock()
 		r.mu.Lock()
-		to := r.timedOut
+		to, killed := r.timedOut, r.killed
 		r.mu.Unlock()
 		out := Message{Op: "exit", ID: m.ID, TimedOut: to}
+		code, ok := parseExitStatus(string(line))
 		switch {
-		case err != nil:
-			out.Exit, out.Err = -1, err.Error()
+		case werr != nil:
+			out.Exit, out.Err = -1, werr.Error()
 		case to:
 			out.Exit = -1
+		case ok:
+			out.Exit = code
+		case killed:
+			out.Exit = 128 + int(syscall.SIGKILL)
 		default:
-			ws := st.Sys().(syscall.WaitStatus)
-			if ws.Signaled() {
-				out.Exit = 128 + int(ws.Signal())
-			} else {
-				out.Exit = ws.ExitStatus()
-			}
+			// pid 1 failed before the command ran; it said why on stderr.
+			out.Exit, out.Err = -1, "sandbox pid 1 failed: "+st.String()
 		}
 		s.reply(out)
 	}()
@@ -187,46 +214,16 @@ func (s *supervisor) kill(id uint64) {
 	r := s.running[id]
 	s.mu.Unlock()
 	if r != nil {
-		killSession(r.pid)
+		r.kill(false)
 	}
 }
 
-// killSession kills every live process whose session id is sid, until none
-// is left (a process that forks while we scan is caught by the next pass).
-func killSession(sid int) {
-	syscall.Kill(-sid, syscall.SIGKILL)
-	for pass := 0; pass < 100; pass++ {
-		found := false
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-			if err != nil {
-				continue
-			}
-			i := strings.LastIndexByte(string(b), ')')
-			if i < 0 {
-				continue
-			}
-			f := strings.Fields(string(b[i+1:]))
-			if len(f) < 5 || f[0] == "Z" || f[0] == "X" {
-				continue
-			}
-			if f[3] == strconv.Itoa(sid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				found = true
-			}
-		}
-		if !found {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+// selfExe is the fullsend binary as every process in the sandbox sees it.
+const selfExe = "/usr/local/bin/fullsend"
 
+// archive runs one upload ("untar") or download ("tar") in an archive
+// process hardened like an agent command, so the sandbox's permissions and
+// rules apply to what it reads and writes.
 func (s *supervisor) archive(m Message, files []*os.File) {
 	defer CloseAll(files)
 	out := Message{Op: "exit", ID: m.ID}
@@ -235,15 +232,76 @@ func (s *supervisor) archive(m Message, files []*os.File) {
 		s.reply(out)
 		return
 	}
-	var err error
-	if m.Op == "untar" {
-		err = archive.Extract(files[0], m.Path, -1, -1)
-	} else {
-		err = archive.Write(files[0], m.Path)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		out.Exit, out.Err = -1, err.Error()
+		s.reply(out)
+		return
 	}
+	stdio := []*os.File{files[0], nil, errW}
+	if m.Op == "tar" {
+		stdio = []*os.File{nil, files[0], errW}
+	}
+	sc, _ := json.Marshal(s.cfg)
+	p, err := os.StartProcess(selfExe, []string{"fullsend-sandbox-archive", m.Op, m.Path}, &os.ProcAttr{
+		Dir:   "/",
+		Env:   []string{EnvRole + "=archive", envSuper + "=" + string(sc)},
+		Files: stdio,
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	errW.Close()
 	files[0].Close()
 	if err != nil {
-		out.Exit, out.Err = 1, err.Error()
+		errR.Close()
+		out.Exit, out.Err = -1, err.Error()
+		s.reply(out)
+		return
+	}
+	msg, _ := io.ReadAll(io.LimitReader(errR, 4096))
+	io.Copy(io.Discard, errR)
+	errR.Close()
+	st, err := p.Wait()
+	switch {
+	case err != nil:
+		out.Exit, out.Err = -1, err.Error()
+	case !st.Success():
+		out.Exit = 1
+		out.Err = strings.TrimSpace(string(msg))
+		if out.Err == "" {
+			out.Err = st.String()
+		}
 	}
 	s.reply(out)
+}
+
+// runArchive is the archive role: harden like an agent command, then
+// extract the tar stream on stdin at argv[2] ("untar") or write argv[2] as
+// a tar stream to stdout ("tar").
+func runArchive() error {
+	var cfg SuperConfig
+	if err := json.Unmarshal([]byte(os.Getenv(envSuper)), &cfg); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	os.Unsetenv(envSuper)
+	if len(os.Args) != 3 {
+		return fmt.Errorf("bad archive request")
+	}
+	if err := hardenAgent(cfg); err != nil {
+		return err
+	}
+	var err error
+	switch os.Args[1] {
+	case "untar":
+		err = archive.Extract(os.Stdin, os.Args[2], -1, -1)
+	case "tar":
+		err = archive.Write(os.Stdout, os.Args[2])
+	default:
+		err = fmt.Errorf("unknown archive op %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		unix.Exit(1)
+	}
+	unix.Exit(0) // see runPid1
+	return nil
 }
