@@ -62,6 +62,18 @@ func probe(name string, args []string) int {
 				fmt.Printf("ancestor %d\n", pid)
 			}
 		}
+	case "alloc":
+		// Allocate and touch args[0] MiB, a page at a time.
+		n, _ := strconv.Atoi(args[0])
+		var keep [][]byte
+		for i := 0; i < n; i++ {
+			b := make([]byte, 1<<20)
+			for j := 0; j < len(b); j += 4096 {
+				b[j] = 1
+			}
+			keep = append(keep, b)
+		}
+		fmt.Println("allocated", len(keep), "MiB")
 	default:
 		fmt.Fprintln(os.Stderr, "unknown probe", name)
 		return 2

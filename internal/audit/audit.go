@@ -25,7 +25,17 @@ type Entry struct {
 	FetchType string    `json:"fetch_type"`
 	AllowedBy string    `json:"allowed_by"` // the allowlist entry that matched
 	CacheHit  bool      `json:"cache_hit"`
+	// Source says where the bytes came from: SourceCache, SourceRegistry
+	// or SourceForge ("" for writers that do not tell).
+	Source string `json:"source,omitempty"`
 }
+
+// Sources recorded in Entry.Source.
+const (
+	SourceCache    = "cache"    // the local cache (verified on read)
+	SourceRegistry = "registry" // the shared OCI cache tier (cache.oci)
+	SourceForge    = "forge"    // where the reference points: its forge, or the https host of a plain file URL
+)
 
 // Path returns the audit log of a cache directory: <cacheDir>/audit.jsonl.
 func Path(cacheDir string) string { return filepath.Join(cacheDir, FileName) }
@@ -65,7 +75,7 @@ func appendEntry(b []byte, e *Entry) ([]byte, bool) {
 	if _, off := e.FetchTime.Zone(); off%60 != 0 || off <= -24*3600 || off >= 24*3600 {
 		return nil, false // json.Marshal refuses such offsets
 	}
-	for _, s := range [...]string{e.TraceID, e.URL, e.SHA256, e.FetchType, e.AllowedBy} {
+	for _, s := range [...]string{e.TraceID, e.URL, e.SHA256, e.FetchType, e.AllowedBy, e.Source} {
 		for i := 0; i < len(s); i++ {
 			if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 				return nil, false
@@ -86,10 +96,16 @@ func appendEntry(b []byte, e *Entry) ([]byte, bool) {
 	b = append(b, e.AllowedBy...)
 	b = append(b, `","cache_hit":`...)
 	if e.CacheHit {
-		b = append(b, "true}\n"...)
+		b = append(b, "true"...)
 	} else {
-		b = append(b, "false}\n"...)
+		b = append(b, "false"...)
 	}
+	if e.Source != "" {
+		b = append(b, `,"source":"`...)
+		b = append(b, e.Source...)
+		b = append(b, '"')
+	}
+	b = append(b, "}\n"...)
 	return b, true
 }
 

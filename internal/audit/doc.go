@@ -1,7 +1,8 @@
 // Package audit owns fullsend's append-only JSON Lines logs: the fetch
 // audit log (<cache>/audit.jsonl, one Entry per static or runtime fetch,
-// cache hits included) and, through AppendJSONL, any other JSONL record file
-// (the scanner's findings log).
+// cache hits included, each saying in "source" where the bytes came from:
+// the local cache, the shared registry tier or the forge) and, through
+// AppendJSONL, any other JSONL record file (the scanner's findings log).
 //
 // # Rules
 //

@@ -14,7 +14,9 @@ func TestAppendEntryMatchesJSON(t *testing.T) {
 	plain := Entry{TraceID: "0123abcd", FetchTime: at, URL: "https://github.com/o/r/tree/main/x", SHA256: "ab", FetchType: FetchRuntime, AllowedBy: "allowed_remote_resources[0]", CacheHit: true}
 	zoned := plain
 	zoned.FetchTime, zoned.CacheHit = at.In(time.FixedZone("x", -5*3600)), false
-	for _, e := range []Entry{plain, zoned, {}} {
+	sourced := plain
+	sourced.Source = SourceRegistry
+	for _, e := range []Entry{plain, zoned, sourced, {}} {
 		want, _ := json.Marshal(e)
 		got, ok := appendEntry(nil, &e)
 		if !ok || string(got) != string(want)+"\n" {
@@ -26,6 +28,7 @@ func TestAppendEntryMatchesJSON(t *testing.T) {
 		func(e *Entry) { e.URL = "https://x/é" },
 		func(e *Entry) { e.TraceID = "a\"b" },
 		func(e *Entry) { e.AllowedBy = "a\nb" },
+		func(e *Entry) { e.Source = "a\"b" },
 		func(e *Entry) { e.FetchTime = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
 	} {
 		e := plain

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/ocicache"
+	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/resolve"
 )
 
 func init() { register(newCacheCmd) }
@@ -26,16 +31,20 @@ func newCacheCmd(env *Env) *cobra.Command {
 		Short: "List, verify and clean the cache of fetched resources",
 		Long: `The cache holds every fetched remote resource under its sha256, in
 $FULLSEND_CACHE_DIR or <workspace>/.fullsend-cache. Entries are immutable and
-re-verified on every read; a corrupt entry is removed and fetched again.`,
+re-verified on every read; a corrupt entry is removed and fetched again.
+
+When config.yaml names a shared cache (cache.oci.repository, an OCI registry),
+a cache miss asks the registry before the forge; 'cache push --from-lock'
+fills it for a harness and 'cache ls --remote' lists it.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("unknown cache command %q (want ls, verify or clean)", args[0])}
+				return usageError{fmt.Errorf("unknown cache command %q (want ls, verify, clean or push)", args[0])}
 			}
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newCacheLsCmd(env), newCacheVerifyCmd(env), newCacheCleanCmd(env))
+	cmd.AddCommand(newCacheLsCmd(env), newCacheVerifyCmd(env), newCacheCleanCmd(env), newCachePushCmd(env))
 	return cmd
 }
 
@@ -66,12 +75,15 @@ type cacheEntryJSON struct {
 }
 
 func newCacheLsCmd(env *Env) *cobra.Command {
-	var asJSON bool
+	var asJSON, remote bool
 	cmd := &cobra.Command{
-		Use:   "ls",
+		Use:   "ls [--remote] [--json]",
 		Short: "List cache entries (without verifying them)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if remote {
+				return cacheLsRemote(cmd, env, asJSON)
+			}
 			s, _, err := cacheOpen(env)
 			if err != nil {
 				return err
@@ -108,6 +120,7 @@ func newCacheLsCmd(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
+	cmd.Flags().BoolVar(&remote, "remote", false, "list the shared cache (config.yaml cache.oci) instead of the local one")
 	return cmd
 }
 
@@ -240,4 +253,221 @@ func cacheFormatSize(n int64) string {
 		v, u = v/1024, next
 	}
 	return fmt.Sprintf("%.1f %s", v, u)
+}
+
+// cacheRegistry opens the shared cache config.yaml names (cache.oci).
+func cacheRegistry(env *Env, cfg *config.Config) (*ocicache.Cache, error) {
+	reg, err := resolve.NewRegistry(cfg, env.Getenv, testOnlyFetchOptions)
+	if err != nil {
+		return nil, err
+	}
+	if reg == nil {
+		where := cfg.Path
+		if where == "" {
+			where = "config.yaml (none found)"
+		}
+		return nil, fmt.Errorf("%s: no shared cache configured: set cache.oci.repository (HOST/PATH of an OCI registry repository)", where)
+	}
+	return reg, nil
+}
+
+type remoteEntryJSON struct {
+	SHA256 string `json:"sha256"`
+	Type   string `json:"type"`
+	Tag    string `json:"tag"`
+}
+
+// cacheLsRemote lists what the shared cache holds (its tags; nothing is
+// verified until it is read).
+func cacheLsRemote(cmd *cobra.Command, env *Env, asJSON bool) error {
+	cfg, err := env.LoadConfig()
+	if err != nil {
+		return err
+	}
+	reg, err := cacheRegistry(env, cfg)
+	if err != nil {
+		return err
+	}
+	items, err := reg.List(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		out := make([]remoteEntryJSON, 0, len(items))
+		for _, it := range items {
+			out = append(out, remoteEntryJSON{SHA256: string(it.Digest), Type: string(it.Type), Tag: it.Tag})
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(env.Stdout, "%s\n", b)
+		return err
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "HASH\tTYPE\tTAG\n")
+	for _, it := range items {
+		fmt.Fprintf(tw, "%s\t%s\t%s:%s\n", it.Digest[:12], it.Type, reg.Name(), it.Tag)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "fullsend: %d entries in %s\n", len(items), reg.Name())
+	return nil
+}
+
+func newCachePushCmd(env *Env) *cobra.Command {
+	var fromLock, yes bool
+	cmd := &cobra.Command{
+		Use:   "push --from-lock [--yes] HARNESS",
+		Short: "Fill the shared cache (cache.oci) with everything HARNESS's lock entry pins",
+		Long: `push --from-lock resolves HARNESS against its lock.yaml entry, as
+'resolve --frozen' does (the entry must exist and be up to date, so what is
+pushed is exactly what the lock pins), fetching what the local cache lacks
+(verified and scanned before it is cached), then pushes every remote resource
+of the graph that the shared cache (config.yaml cache.oci) does not hold
+intact: a file as the blob its sha256 names, a skill directory as the manifest
+tagged tree-<hash>. A copy in the registry that fails verification is
+replaced. Meant for a CI warm-up job; runners then read the registry instead
+of the forge. Exit 1 when anything could not be pushed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !fromLock {
+				return usageError{errors.New("cache push: --from-lock is required (the lock entry of HARNESS says what to push)")}
+			}
+			return cachePush(cmd, env, args[0], yes)
+		},
+	}
+	cmd.Flags().BoolVar(&fromLock, "from-lock", false, "push what the lock entry of HARNESS pins")
+	cmd.Flags().BoolVar(&yes, "yes", false, "confirm an untrusted top-level harness URL without a prompt")
+	return cmd
+}
+
+// cachePush is `cache push --from-lock HARNESS`.
+func cachePush(cmd *cobra.Command, env *Env, arg string, yes bool) error {
+	ctx := cmd.Context()
+	t, err := env.ResolveHarnessArg(cmd, arg)
+	if err != nil {
+		return err
+	}
+	cfg, err := env.loadConfigFrom(t.Root)
+	if err != nil {
+		return err
+	}
+	reg, err := cacheRegistry(env, cfg)
+	if err != nil {
+		return err
+	}
+	lf, err := readLock(t.LockPath())
+	if err != nil {
+		return err
+	}
+	if lf == nil {
+		return fmt.Errorf("%s: no lock file; run `%s` first", displayPath(t.LockPath()), lockCommand(cmd, t.Arg, false))
+	}
+	res, err := env.resolveTarget(ctx, cmd, t, ResolveFlags{Frozen: true, Yes: yes}, true)
+	if err != nil {
+		return err
+	}
+	env.finishProgress()
+	store, err := cas.Open(cas.DefaultDir(env.Workspace, env.Getenv))
+	if err != nil {
+		return err
+	}
+	var pushed, present int
+	var failures []string
+	seen := map[ref.Digest]bool{}
+	for _, n := range append([]*resolve.Node{res.Graph.Root}, res.Graph.Nodes...) {
+		if !n.Remote || seen[n.SHA256] {
+			continue
+		}
+		seen[n.SHA256] = true
+		what := "file"
+		if n.Type == cas.TypeDirectory {
+			what = "tree"
+		}
+		status, err := cachePushOne(ctx, reg, store, n)
+		if err != nil {
+			failures = append(failures, err.Error())
+			fmt.Fprintf(env.Stdout, "FAIL     %s %s  %s\n", what, n.SHA256[:12], n.URL)
+			continue
+		}
+		if status == "present" {
+			present++
+		} else {
+			pushed++
+		}
+		fmt.Fprintf(env.Stdout, "%-8s %s %s  %s\n", status, what, n.SHA256[:12], n.URL)
+	}
+	fmt.Fprintf(env.Stdout, "%s: %d pushed, %d already there, %d failed (%s)\n", reg.Name(), pushed, present, len(failures), res.Source)
+	if len(failures) > 0 {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cache push: %d of %d resources not pushed; first: %s", len(failures), pushed+present+len(failures), failures[0])}
+	}
+	return nil
+}
+
+// cachePushOne pushes node n's content from the local cache unless the
+// registry holds an intact copy; it returns "present", "pushed" or
+// "replaced" (a copy that failed verification was overwritten).
+func cachePushOne(ctx context.Context, reg *ocicache.Cache, store *cas.Store, n *resolve.Node) (string, error) {
+	var err error
+	if n.Type == cas.TypeDirectory {
+		_, err = reg.GetTree(ctx, n.SHA256)
+	} else {
+		_, err = reg.GetFile(ctx, n.SHA256)
+	}
+	status := "pushed"
+	switch {
+	case err == nil:
+		return "present", nil
+	case errors.Is(err, ocicache.ErrRefused):
+		status = "replaced"
+	case !errors.Is(err, ocicache.ErrNotFound):
+		return "", err
+	}
+	if n.Type == cas.TypeDirectory {
+		e, err := store.Get(n.SHA256)
+		if err != nil {
+			return "", err
+		}
+		files, err := cacheReadTree(e.TreePath)
+		if err != nil {
+			return "", err
+		}
+		// PutTree hashes what it pushes: a tree changed since Get is
+		// refused, never pushed.
+		return status, reg.PutTree(ctx, n.SHA256, files, n.URL)
+	}
+	_, b, err := store.ReadFile(n.SHA256)
+	if err != nil {
+		return "", err
+	}
+	return status, reg.PutFile(ctx, n.SHA256, b, n.URL)
+}
+
+// cacheReadTree reads the regular files below a verified tree entry.
+func cacheReadTree(dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("cache entry %s: %s is not a regular file", dir, p)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	return files, err
 }

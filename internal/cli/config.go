@@ -34,7 +34,7 @@ func (e *Env) loadConfigFrom(dir string) (*config.Config, error) {
 	}
 	cfg, notices, err := config.Load(dir)
 	for _, n := range notices {
-		fmt.Fprintf(e.Stderr, "fullsend: note: %s\n", n)
+		e.notef("%s", n)
 	}
 	configCache[key] = configResult{cfg, err}
 	return cfg, err

@@ -8,6 +8,13 @@
 // SIGTERM (Main's signal context) prints "fullsend: interrupted" instead of
 // whatever error the cancellation surfaced as, and exits 130.
 //
+// Progress (Env.Progress, package progress) goes to stderr: a live status
+// line on a terminal, timestamped lines elsewhere, nothing but warnings
+// with the global --quiet; --verbose shows more. Notes and warnings go
+// through Env.notef and Env.warnf so they never tangle with the status
+// line; a command calls finishProgress before writing its result on
+// stdout, and run does before the error line.
+//
 // Nothing the CLI writes may show up in `git status` of the user's tree:
 // the run directories and the cache get a .gitignore holding "*" (see
 // ignore.go); the fullsend dir itself (config, harnesses, lock.yaml) is

@@ -146,7 +146,7 @@ func (e *Env) LoadHarness(cmd *cobra.Command, arg, forge string) (*harness.Harne
 		return nil, nil, t, err
 	}
 	for _, n := range h.Notices {
-		fmt.Fprintf(e.Stderr, "fullsend: note: %s\n", n)
+		e.notef("%s", n)
 	}
 	return h, cfg, t, nil
 }

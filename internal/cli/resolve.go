@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/lock"
+	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
@@ -86,15 +88,23 @@ func (e *Env) resolveTarget(ctx context.Context, cmd *cobra.Command, t HarnessTa
 	if t.URL != "" {
 		target = t.URL
 	}
+	pr := e.Progress()
+	pr.Event(progress.Event{Kind: progress.PhaseStart, Name: "resolve"})
+	start := time.Now()
 	res, err := resolve.Resolve(ctx, target, opts)
+	status := "ok"
+	if err != nil {
+		status = "failed"
+	}
+	pr.Event(progress.Event{Kind: progress.PhaseEnd, Name: "resolve", Status: status, Duration: time.Since(start)})
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range res.Notices {
-		fmt.Fprintf(e.Stderr, "fullsend: note: %s\n", n)
+		e.notef("%s", n)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(e.Stderr, "fullsend: warning: %s\n", w)
+		e.warnf("%s", w)
 	}
 	return res, nil
 }
@@ -116,6 +126,10 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 		return resolve.Options{}, err
 	}
 	e.ignoreCache(cacheDir)
+	accept, err := scan.LoadAcceptances(filepath.Join(root, scan.AcceptFile))
+	if err != nil {
+		return resolve.Options{}, err
+	}
 	o := resolve.Options{
 		Config:  cfg,
 		Root:    root,
@@ -125,7 +139,7 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 		Audit:   audit.Open(audit.Path(cacheDir)),
 		Frozen:  f.Frozen,
 		Yes:     f.Yes,
-		Scanner: &lazyScanner{build: func() (*scan.Pipeline, error) { return newScanPipeline(cfg, cacheDir, e.Getenv) }},
+		Scanner: &lazyScanner{build: func() (*scan.Pipeline, error) { return newScanPipeline(cfg, cacheDir, e.Getenv, accept) }},
 	}
 	if !f.Offline {
 		getenv := e.Getenv
@@ -133,17 +147,16 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 			return resolve.NewNetwork(cfg, getenv, testOnlyFetchOptions), nil
 		}
 	}
-	if e.IsTerminal(e.Stderr) {
-		o.Progress = e.Stderr
-		if e.IsTerminal(e.Stdin) {
-			o.Confirm = e.confirm
-		}
+	o.Events = e.Progress()
+	if e.IsTerminal(e.Stderr) && e.IsTerminal(e.Stdin) {
+		o.Confirm = e.confirm
 	}
 	return o, nil
 }
 
 // confirm asks a yes/no question on the terminal.
 func (e *Env) confirm(prompt string) (bool, error) {
+	defer e.Progress().Hold()()
 	fmt.Fprint(e.Stderr, prompt)
 	line, err := bufio.NewReader(e.Stdin).ReadString('\n')
 	if err != nil && line == "" {
@@ -171,11 +184,13 @@ func (l *lazyScanner) ScanFiles(ctx context.Context, files map[string][]byte, m 
 }
 
 // newScanPipeline builds the scan pipeline from the org config, the one
-// place its policy is derived (scan.OptionsFromConfig).
-func newScanPipeline(cfg *config.Config, cacheDir string, getenv func(string) string) (*scan.Pipeline, error) {
+// place its policy is derived (scan.OptionsFromConfig), with the fullsend
+// dir's accepted findings.
+func newScanPipeline(cfg *config.Config, cacheDir string, getenv func(string) string, accept *scan.Acceptances) (*scan.Pipeline, error) {
 	o := scan.OptionsFromConfig(cfg, nil)
 	o.FindingsLog = scan.FindingsPath(cacheDir)
 	o.Getenv = getenv
+	o.Accept = accept
 	return scan.New(o)
 }
 
@@ -199,6 +214,7 @@ difference is a warning, or an error with --frozen.`,
 			if err != nil {
 				return err
 			}
+			env.finishProgress()
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
 				enc.SetIndent("", "  ")

@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
 
-// copyCorpus copies the corpus into a temp fullsend dir (lock tests write
-// lock.yaml there).
-func copyCorpus(t *testing.T) string {
-	src := cliCorpusDir(t)
+// copyLibrary copies an agents library into a temp fullsend dir (lock
+// tests write lock.yaml there).
+func copyLibrary(t *testing.T, src string) string {
 	dst := t.TempDir()
 	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
@@ -50,9 +50,14 @@ type resolveJSON struct {
 }
 
 func TestResolveJSONShape(t *testing.T) {
-	dir := cliCorpusDir(t)
+	corpustest.Each(t, testResolveJSONShape)
+}
+
+func testResolveJSONShape(t *testing.T, lib corpustest.Library) {
+	dir := lib.Dir
+	main := "harness/" + lib.Main + ".yaml"
 	ws := t.TempDir()
-	code, stdout, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--json", "--forge", "github", "harness/code.yaml")
+	code, stdout, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--json", "--forge", "github", main)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -62,7 +67,7 @@ func TestResolveJSONShape(t *testing.T) {
 	if err := dec.Decode(&v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Harness["source"] != "harness/code.yaml" || !strings.HasSuffix(v.Harness["agent"].(string), "/agents/code.md") {
+	if v.Harness["source"] != main || !strings.HasSuffix(v.Harness["agent"].(string), "/agents/"+lib.Main+".md") {
 		t.Errorf("harness = %v", v.Harness)
 	}
 	keys := []string{"field", "ref", "url", "local_path", "sha256", "type", "remote", "cache_hit", "depth", "parent"}
@@ -80,53 +85,63 @@ func TestResolveJSONShape(t *testing.T) {
 		}
 	}
 	// Human tree view by default.
-	code, stdout, _ = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "harness/code.yaml")
-	if code != 0 || !strings.Contains(stdout, "├── agent: agents/code.md  file sha256:") {
+	code, stdout, _ = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", main)
+	if code != 0 || !strings.Contains(stdout, "├── agent: agents/"+lib.Main+".md  file sha256:") {
 		t.Fatalf("tree view (exit %d):\n%s", code, stdout)
 	}
 }
 
 func TestGraphFormats(t *testing.T) {
-	dir := cliCorpusDir(t)
+	corpustest.Each(t, testGraphFormats)
+}
+
+func testGraphFormats(t *testing.T, lib corpustest.Library) {
+	dir := lib.Dir
+	h := "harness/" + lib.AllForges + ".yaml"
 	ws := t.TempDir()
-	code, stdout, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", "harness/triage.yaml")
+	code, stdout, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", h)
 	if code != 0 || !strings.HasPrefix(stdout, "digraph fullsend {") || !strings.Contains(stdout, `[label="agent"]`) || !strings.Contains(stdout, "fillcolor=palegreen") {
 		t.Fatalf("dot (exit %d, %s):\n%s", code, stderr, stdout)
 	}
-	code, stdout, _ = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", "--format", "mermaid", "harness/triage.yaml")
+	code, stdout, _ = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", "--format", "mermaid", h)
 	if code != 0 || !strings.HasPrefix(stdout, "flowchart LR") || !strings.Contains(stdout, `-->|"policy"|`) {
 		t.Fatalf("mermaid (exit %d):\n%s", code, stdout)
 	}
-	if code, _, _ := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", "--format", "png", "harness/triage.yaml"); code != ExitUsage {
+	if code, _, _ := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", "--format", "png", h); code != ExitUsage {
 		t.Fatalf("bad format: exit %d", code)
 	}
 }
 
 func TestLockCommand(t *testing.T) {
-	dir := copyCorpus(t)
+	corpustest.Each(t, testLockCommand)
+}
+
+func testLockCommand(t *testing.T, lib corpustest.Library) {
+	dir := copyLibrary(t, lib.Dir)
+	main, other := "harness/"+lib.Main+".yaml", "harness/"+lib.AllForges+".yaml"
 	ws := t.TempDir()
 	lockPath := filepath.Join(dir, "lock.yaml")
 	testOnlyNow = func() time.Time { return time.Date(2026, 5, 12, 14, 30, 0, 0, time.UTC) }
 	defer func() { testOnlyNow = time.Now }()
 	// --frozen on a harness that is not locked yet fails and writes nothing.
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", "--frozen", "harness/code.yaml"); code != 1 || !strings.Contains(stderr, "--frozen") {
+	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", "--frozen", main); code != 1 || !strings.Contains(stderr, "--frozen") {
 		t.Fatalf("frozen unlocked: exit %d %s", code, stderr)
 	}
 	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
 		t.Fatalf("lock written by a failed --frozen: %v", err)
 	}
-	for _, h := range []string{"harness/code.yaml", "harness/triage.yaml"} {
+	for _, h := range []string{main, other} {
 		if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", h); code != 0 {
 			t.Fatalf("lock %s: exit %d %s", h, code, stderr)
 		}
 	}
 	first, _ := os.ReadFile(lockPath)
-	if !bytes.Contains(first, []byte("  code:\n    source: harness/code.yaml\n")) || !bytes.Contains(first, []byte("forge.github.skills:")) {
+	if !bytes.Contains(first, []byte("  "+lib.Main+":\n    source: "+main+"\n")) || !bytes.Contains(first, []byte("forge.github.skills:")) {
 		t.Fatalf("lock.yaml:\n%s", first)
 	}
 	// Again, later: byte-identical.
 	testOnlyNow = func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }
-	for _, args := range [][]string{{"lock", "harness/code.yaml"}, {"lock", "--update", "harness/code.yaml"}, {"lock", "--frozen", "harness/triage.yaml"}} {
+	for _, args := range [][]string{{"lock", main}, {"lock", "--update", main}, {"lock", "--frozen", other}} {
 		if code, _, stderr := runCacheCLI(t, ws, "", append([]string{"--fullsend-dir", dir}, args...)...); code != 0 {
 			t.Fatalf("%v: exit %d %s", args, code, stderr)
 		}
@@ -136,33 +151,35 @@ func TestLockCommand(t *testing.T) {
 		}
 	}
 	// resolve uses the lock: clean, then a stale warning naming the fix.
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "harness/code.yaml"); code != 0 || strings.Contains(stderr, "warning") {
+	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", main); code != 0 || strings.Contains(stderr, "warning") {
 		t.Fatalf("resolve with lock: exit %d %s", code, stderr)
 	}
-	h := filepath.Join(dir, "harness/code.yaml")
+	h := filepath.Join(dir, main)
 	b, _ := os.ReadFile(h)
 	if err := os.WriteFile(h, append(b, []byte("\n# edited\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "harness/code.yaml")
-	if code != 0 || !strings.Contains(stderr, "fullsend: warning: harness/code.yaml has changed since lock.yaml was written; run `fullsend lock --update harness/code.yaml`") {
+	code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", main)
+	// The fix names --fullsend-dir: without it the command would not find
+	// the harness from the current directory.
+	if code != 0 || !strings.Contains(stderr, "fullsend: warning: "+main+" has changed since lock.yaml was written; run `fullsend --fullsend-dir "+dir+" lock --update "+main+"`") {
 		t.Fatalf("stale: exit %d %s", code, stderr)
 	}
-	code, _, stderr = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--frozen", "harness/code.yaml")
-	if code != 1 || !strings.Contains(oneStderrLine(t, stderr), "fullsend lock --update harness/code.yaml") {
+	code, _, stderr = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--frozen", main)
+	if code != 1 || !strings.Contains(oneStderrLine(t, stderr), "fullsend --fullsend-dir "+dir+" lock --update "+main) {
 		t.Fatalf("frozen stale: exit %d %s", code, stderr)
 	}
 	// lock without --update refuses to move pins; the file is untouched.
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", "harness/code.yaml"); code != 1 || !strings.Contains(stderr, "--update") {
+	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", main); code != 1 || !strings.Contains(stderr, "--update") {
 		t.Fatalf("lock stale: exit %d %s", code, stderr)
 	}
 	if again, _ := os.ReadFile(lockPath); !bytes.Equal(first, again) {
 		t.Fatal("failed lock changed the file")
 	}
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", "--update", "harness/code.yaml"); code != 0 {
+	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", "--update", main); code != 0 {
 		t.Fatalf("lock --update: exit %d %s", code, stderr)
 	}
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--frozen", "harness/code.yaml"); code != 0 {
+	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--frozen", main); code != 0 {
 		t.Fatalf("frozen after update: exit %d %s", code, stderr)
 	}
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/fullsend-ai/fullsend/internal/progress"
 )
 
 // Exit codes shared by every command.
@@ -37,6 +39,55 @@ type Env struct {
 	FullsendDir string
 	Workspace   string
 	Getenv      func(string) string
+	// Quiet and Verbose are the global --quiet and --verbose flags.
+	Quiet, Verbose bool
+
+	progressMu sync.Mutex
+	progress   *progress.Reporter
+}
+
+// Progress returns the command's progress reporter on stderr, made on
+// first use: a live status line when stderr is a terminal (colour unless
+// NO_COLOR is set or TERM is dumb), timestamped lines otherwise, nothing
+// but warnings with --quiet; --verbose shows more events.
+func (e *Env) Progress() *progress.Reporter {
+	e.progressMu.Lock()
+	defer e.progressMu.Unlock()
+	if e.progress == nil {
+		o := progress.Options{Mode: progress.Plain, Verbose: e.Verbose}
+		switch {
+		case e.Quiet:
+			o.Mode = progress.Quiet
+		case e.IsTerminal(e.Stderr):
+			o.Mode = progress.Live
+			o.Color = e.Getenv("NO_COLOR") == "" && e.Getenv("TERM") != "dumb"
+		}
+		e.progress = progress.New(e.Stderr, o)
+	}
+	return e.progress
+}
+
+// finishProgress erases the status line and prints the summary; commands
+// call it before they write their result on stdout (the same terminal),
+// and run calls it before the error line.
+func (e *Env) finishProgress() {
+	e.progressMu.Lock()
+	r := e.progress
+	e.progressMu.Unlock()
+	if r != nil {
+		r.Close()
+	}
+}
+
+// notef prints "fullsend: note: …" on stderr (not with --quiet), above
+// the status line.
+func (e *Env) notef(format string, args ...any) {
+	fmt.Fprintf(e.Progress().Writer(), "fullsend: note: "+format+"\n", args...)
+}
+
+// warnf prints "fullsend: warning: …" on stderr, above the status line.
+func (e *Env) warnf(format string, args ...any) {
+	fmt.Fprintf(e.Progress().Writer(), "fullsend: warning: "+format+"\n", args...)
 }
 
 // ExitError makes a command exit with a specific code. When Err is nil nothing
@@ -99,6 +150,9 @@ interrupted (Ctrl-C, SIGTERM).`,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if env.Quiet && env.Verbose {
+				return usageError{errors.New("--quiet and --verbose: choose one")}
+			}
 			var err error
 			if env.FullsendDir, err = filepath.Abs(fullsendDir); err != nil {
 				return usageError{fmt.Errorf("--fullsend-dir %q: %w", fullsendDir, err)}
@@ -119,6 +173,8 @@ interrupted (Ctrl-C, SIGTERM).`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&fullsendDir, "fullsend-dir", "./.fullsend", "the `DIR` holding config.yaml, harnesses, agents, skills and policies")
 	pf.StringVar(&workspace, "workspace", "", "the workspace `DIR` (cache root and run directories; default: current directory)")
+	pf.BoolVarP(&env.Quiet, "quiet", "q", false, "no progress output and no notes on stderr; warnings and errors still show")
+	pf.BoolVarP(&env.Verbose, "verbose", "v", false, "more progress output: every fetch started, cache hit, agent turn, tool call and runtime notice")
 
 	registryMu.Lock()
 	ctors := append([]func(*Env) *cobra.Command(nil), registry...)
@@ -145,6 +201,7 @@ func run(ctx context.Context, env *Env, args []string) int {
 	root := NewRoot(env)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	env.finishProgress()
 	if err == nil {
 		return ExitOK
 	}

@@ -21,6 +21,7 @@ import (
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
 func init() { register(newRunCmd) }
@@ -28,6 +29,7 @@ func init() { register(newRunCmd) }
 type runFlags struct {
 	runtime, script, sandbox, targetRepo, prompt, resume string
 	native                                               nativeFlags
+	claude                                               claudeFlags
 }
 
 // nativeFlags are the native runtime's settings; each is passed as a
@@ -43,10 +45,10 @@ type nativeFlags struct {
 func (n *nativeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&n.api, "model-api", "", "native runtime: model API `DIALECT`, openai or anthropic (default: $FULLSEND_MODEL_API, openai)")
 	fl.StringVar(&n.baseURL, "model-base-url", "", "native runtime: model server base `URL` (default: $FULLSEND_MODEL_BASE_URL, the vendor's public API)")
-	fl.StringVar(&n.model, "model", "", "native runtime: model `NAME` sent to the server (default: $FULLSEND_MODEL, the harness model:)")
+	fl.StringVar(&n.model, "model", "", "native and claude runtimes: model `NAME` (native default: $FULLSEND_MODEL, the harness model:; claude: passed as --model, default the harness model:)")
 	fl.StringVar(&n.auth, "model-auth", "", "native runtime: `MODE` bearer (send the key) or none (default: $FULLSEND_MODEL_AUTH, bearer)")
 	fl.StringVar(&n.keyEnv, "model-key-env", "", "native runtime: read the API key from host variable `VAR` (default: $FULLSEND_MODEL_KEY_ENV, FULLSEND_API_KEY); the key never enters the sandbox")
-	fl.IntVar(&n.maxTurns, "max-turns", 0, "native runtime: at most `N` model calls (default 50)")
+	fl.IntVar(&n.maxTurns, "max-turns", 0, "native and claude runtimes: at most `N` model turns (native default 50; claude default: config runtimes.claude.max_turns, none)")
 	fl.Int64Var(&n.maxOutputTokens, "max-output-tokens", 0, "native runtime: at most `N` output tokens over the whole run (default 200000)")
 }
 
@@ -148,6 +150,7 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := runHarness(cmd, env, args[0], f, rf)
+			env.finishProgress()
 			if asJSON {
 				return writeRunJSON(env, rep, err)
 			}
@@ -168,6 +171,7 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 	fl.StringVar(&rf.resume, "resume", "", "continue the native run `RUN_ID` (killed, failed or invalid; a unique prefix or latest) in its run directory; HARNESS is still required")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object on stdout instead of the summary (progress and notes stay on stderr)")
 	rf.native.add(fl)
+	rf.claude.add(fl)
 	return cmd
 }
 
@@ -194,8 +198,14 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if rf.runtime != "" && rf.runtime != native.Name && len(nativeGiven) > 0 {
-		return nil, usageError{fmt.Errorf("%s: only for the native runtime (runtime is %q)", strings.Join(nativeGiven, ", "), rf.runtime)}
+	claudeOpts, claudeModel, claudeGiven, err := rf.claude.options(cmd.Flags(), nativeOpts)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if rf.runtime != "" {
+		if err := checkRuntimeFlags(rf.runtime, nativeGiven, claudeGiven); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	if rf.resume != "" {
 		id, err := findRun(runpkg.RunsDir(env.Workspace), rf.resume)
@@ -240,6 +250,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 		Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
 		Cwd: cwd, Workspace: env.Workspace, FullsendDir: root, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
 		Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv, ResolveTime: resolveTime,
+		ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel,
 	})
 	if errors.Is(err, runpkg.ErrNoTargetRepo) {
 		return nil, usageError{err}
@@ -247,10 +258,18 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	if err != nil {
 		return nil, err
 	}
+	// Reviewed findings accepted in the fullsend dir, for the host scan and
+	// the in-sandbox scan alike (a malformed file stops the run here).
+	if plan.Scan.Accept, err = scan.LoadAcceptances(filepath.Join(root, scan.AcceptFile)); err != nil {
+		return nil, err
+	}
 	// The model settings: still before any host script runs or any
 	// sandbox exists.
-	if plan.Runtime != native.Name && len(nativeGiven) > 0 {
-		return nil, usageError{fmt.Errorf("%s: only for the native runtime (runtime is %q)", strings.Join(nativeGiven, ", "), plan.Runtime)}
+	if err := checkRuntimeFlags(plan.Runtime, nativeGiven, claudeGiven); err != nil {
+		return nil, usageError{err}
+	}
+	if err := plan.CheckRuntime(); err != nil {
+		return nil, err
 	}
 	if plan.Runtime == native.Name && rf.resume == "" {
 		if err := checkNativeModel(plan); err != nil {
@@ -270,13 +289,10 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 	}
-	var progress io.Writer
-	if env.IsTerminal(env.Stderr) {
-		progress = env.Stderr
-	}
+	pr := env.Progress()
 	return runpkg.Execute(ctx, plan, runpkg.ExecOptions{
-		Progress: progress,
-		Warn:     env.Stderr,
+		Progress: pr,
+		Warn:     pr.Writer(),
 		Fetch:    fetchOpts,
 		SandboxOptions: sandbox.Options{
 			AllowedPrivateNetworks: cfg.Security.RemoteResources.AllowedPrivateNetworks,
@@ -322,7 +338,7 @@ func writeRunSummary(w io.Writer, r *runpkg.Report, cwd string) {
 		fmt.Fprintf(w, "usage     %d turn(s), %d tool call(s), %d input / %d output tokens, stop %s\n", e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.StopReason)
 	}
 	if len(r.Findings) > 0 {
-		fmt.Fprintf(w, "findings  %d (see report.json)\n", len(r.Findings))
+		fmt.Fprintf(w, "findings  %d%s (see report.json)\n", len(r.Findings), verdictSummary(r))
 	}
 	fmt.Fprintf(w, "duration  %s\n", (time.Duration(r.DurationMS) * time.Millisecond).String())
 	dir := r.Dir()

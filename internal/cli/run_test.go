@@ -36,13 +36,38 @@ func needLocalSandbox(t *testing.T) {
 	}
 }
 
+// inGitRepo makes the current directory (for the rest of the test) a new
+// git work tree and returns it: the target repository `fullsend run`
+// detects from the current directory. The checkout under test may be a
+// plain copy without .git, so the tests do not rely on it being a clone.
+func inGitRepo(t *testing.T) string {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "target")
+	for p, c := range map[string]string{".git/HEAD": "ref: refs/heads/main\n", "README.md": "# target\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(repo)
+	return repo
+}
+
 // TestRunREADMEExample is the README's main command: the hello example
-// with the script runtime in the local sandbox, from a clone (the target
-// repository is the clone itself), printing its summary.
+// with the script runtime in the local sandbox, from inside a git work tree
+// (the target repository is detected from the current directory), printing
+// its summary.
 func TestRunREADMEExample(t *testing.T) {
 	needLocalSandbox(t)
+	hello, err := filepath.Abs(filepath.Join("..", "..", "examples", "hello", "harness.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := inGitRepo(t)
 	ws := t.TempDir()
-	code, out, errs := runCLI(t, "--workspace", ws, "run", filepath.Join("..", "..", "examples", "hello", "harness.yaml"))
+	code, out, errs := runCLI(t, "--workspace", ws, "run", hello)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -60,8 +85,8 @@ func TestRunREADMEExample(t *testing.T) {
 	if err != nil || !strings.Contains(string(res), `"greeting": "Hello, world!"`) {
 		t.Errorf("result = %s (%v)", res, err)
 	}
-	if reps[0].Target.Repo == "" {
-		t.Errorf("target repository not detected from the current directory")
+	if reps[0].Target.Repo != repo {
+		t.Errorf("target repository %q, want %s detected from the current directory", reps[0].Target.Repo, repo)
 	}
 
 	// runs ls / show.
@@ -103,7 +128,7 @@ func TestRunExitStatus(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "result    invalid after 2 iteration(s)") || !strings.Contains(errs, "fullsend: result invalid after 2 iteration(s)") {
 		t.Errorf("invalid result: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	if strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+	if len(errorLines(errs)) != 1 {
 		t.Errorf("stderr is not one line: %q", errs)
 	}
 	code, _, _ = runCLI(t, "--workspace", ws, "run", "--sandbox", "vm", filepath.Join("..", "..", "examples", "hello", "harness.yaml"))

@@ -34,6 +34,7 @@ type scanFlags struct {
 	json     bool
 	remote   bool
 	failMode string
+	accept   string
 }
 
 func (f *scanFlags) add(cmd *cobra.Command) {
@@ -41,6 +42,19 @@ func (f *scanFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.json, "json", false, `print {"findings": [...], "notices": [...], "blocked": bool} on stdout`)
 	fl.BoolVar(&f.remote, "remote", false, "scan as remote content (context-injection scan mandatory, ML threshold 0.95)")
 	fl.StringVar(&f.failMode, "fail-mode", "", "`closed` (critical findings exit 1) or open (report and exit 0); default: config, else closed")
+	fl.StringVar(&f.accept, "accept", "", "the acceptance `FILE` of reviewed findings (default: <fullsend-dir>/"+scan.AcceptFile+" when present)")
+}
+
+// acceptances loads the acceptance file named by --accept (which must
+// exist), else <fullsend-dir>/scan-accept.yaml when present.
+func (f *scanFlags) acceptances(env *Env) (*scan.Acceptances, error) {
+	if f.accept == "" {
+		return scan.LoadAcceptances(filepath.Join(env.FullsendDir, scan.AcceptFile))
+	}
+	if _, err := os.Stat(f.accept); err != nil {
+		return nil, fmt.Errorf("--accept: %w", err)
+	}
+	return scan.LoadAcceptances(f.accept)
 }
 
 func newScanCmd(env *Env) *cobra.Command {
@@ -61,8 +75,15 @@ overrides the fail mode. Binary files (a NUL byte, other than in text
 extensions such as .md) are skipped with a notice. Findings are also
 appended to <cache>/findings.jsonl.
 
-Exit status: 1 when a critical finding exists in fail mode closed; 0 in fail
-mode open (findings are printed as warnings); 2 on bad usage.
+A reviewed finding can be accepted in <fullsend-dir>/scan-accept.yaml
+(--accept FILE for another file): an entry names the rule, the sha256 of the
+file's exact bytes (printed with each critical finding, and in --json), the
+reason and who accepted it. An accepted finding is still reported, with its
+severity and "accepted", but does not block; a changed file is judged afresh.
+
+Exit status: 1 when a critical finding that is not accepted exists in fail
+mode closed; 0 in fail mode open (findings are printed as warnings); 2 on bad
+usage.
 A file literally named "context" must be given as ./context.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,6 +96,9 @@ A file literally named "context" must be given as ./context.`,
 			}
 			o := scan.OptionsFromConfig(cfg, nil)
 			o.Getenv = env.Getenv
+			if o.Accept, err = f.acceptances(env); err != nil {
+				return err
+			}
 			cacheDir := cas.DefaultDir(env.Workspace, env.Getenv)
 			o.FindingsLog = scan.FindingsPath(cacheDir)
 			err = runScan(cmd, env, f, o, args, nil)
@@ -111,7 +135,11 @@ Files scanned:
   /sandbox/claude-config), when set:
     CLAUDE.md, every file under agents/ and skills/
 
-Exit status: 1 when a critical finding exists in fail mode closed, else 0.`,
+Reviewed findings are accepted as for 'fullsend scan' (--accept FILE, default
+<fullsend-dir>/scan-accept.yaml when present); fullsend run passes its own.
+
+Exit status: 1 when a critical finding that is not accepted exists in fail
+mode closed, else 0.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFailModeFlag(f.failMode); err != nil {
@@ -132,7 +160,11 @@ Exit status: 1 when a critical finding exists in fail mode closed, else 0.`,
 			if len(files) == 0 {
 				notices = append(notices, fmt.Sprintf("no context files found under %s", dir))
 			}
-			return runScan(cmd, env, f, scan.DefaultOptions(), files, notices)
+			o := scan.DefaultOptions()
+			if o.Accept, err = f.acceptances(env); err != nil {
+				return err
+			}
+			return runScan(cmd, env, f, o, files, notices)
 		},
 	}
 	f.add(cmd)
@@ -285,14 +317,14 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 		}
 	} else {
 		for _, n := range total.Notices {
-			fmt.Fprintf(env.Stderr, "fullsend: note: %s\n", n)
+			env.notef("%s", n)
 		}
 		printFindings(env.Stdout, total.Findings, files, p.FailMode(), total.Blocked)
 	}
 	if total.Blocked {
 		n := 0
 		for _, fd := range total.Findings {
-			if fd.Severity == scan.Critical {
+			if fd.Blocks() {
 				n++
 			}
 		}
@@ -371,8 +403,11 @@ func readScanFile(path string) (content []byte, skip string, err error) {
 func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, blocked bool) {
 	byPath := map[string][]scan.Finding{}
 	var paths []string
-	var crit, warn, info int
+	var crit, warn, info, accepted int
 	for _, f := range fs {
+		if f.Accepted != nil {
+			accepted++
+		}
 		if _, ok := byPath[f.Path]; !ok {
 			paths = append(paths, f.Path)
 		}
@@ -390,12 +425,18 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 		fmt.Fprintln(w, p)
 		for _, f := range byPath[p] {
 			sev := f.Severity.String()
-			if f.Severity == scan.Critical && failMode == scan.FailOpen {
+			switch {
+			case f.Accepted != nil:
+				sev += fmt.Sprintf(" (accepted by %s: %s)", f.Accepted.Who, f.Accepted.Reason)
+			case f.Severity == scan.Critical && failMode == scan.FailOpen:
 				sev = "critical (fail mode open: not blocking)"
 			}
 			fmt.Fprintf(w, "  %d:%d\t%s\t%s\t%s\n", f.Line, f.Column, sev, f.Rule, f.Message)
 			if f.Excerpt != "" {
 				fmt.Fprintf(w, "  \t| %s\n", f.Excerpt)
+			}
+			if f.Blocks() && f.SHA256 != "" {
+				fmt.Fprintf(w, "  \t  to accept after review: rule %s, sha256 %s (%s)\n", f.Rule, f.SHA256, scan.AcceptFile)
 			}
 		}
 	}
@@ -403,8 +444,14 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 	switch {
 	case blocked:
 		verdict = "blocked (fail mode closed)"
-	case crit > 0:
+	case crit > 0 && failMode == scan.FailOpen:
 		verdict = "not blocked (fail mode open)"
+	case crit > 0:
+		verdict = "ok (critical findings accepted)"
 	}
-	fmt.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info; %s\n", files, crit, warn, info, verdict)
+	acc := ""
+	if accepted > 0 {
+		acc = fmt.Sprintf(", %d accepted", accepted)
+	}
+	fmt.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info%s; %s\n", files, crit, warn, info, acc, verdict)
 }

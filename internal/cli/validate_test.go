@@ -10,19 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-func cliCorpusDir(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "fullsend-agents"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(d, "config.yaml")); err != nil {
-		t.Fatalf("corpus missing (CI keeps ../shared beside the clone): %v", err)
-	}
-	return d
-}
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
+)
 
 // runCLI runs the command tree in-process and returns exit code, stdout and
 // stderr.
@@ -36,19 +26,23 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 
 func oneStderrLine(t *testing.T, stderr string) string {
 	t.Helper()
-	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	lines := errorLines(stderr) // progress lines (timestamped) aside
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "fullsend: ") {
 		t.Fatalf("stderr is not one 'fullsend: ' line: %q", stderr)
 	}
 	return lines[0]
 }
 
-func TestValidateCorpusEveryForge(t *testing.T) {
-	dir := cliCorpusDir(t)
+func TestValidateLibrariesEveryForge(t *testing.T) {
+	corpustest.Each(t, testValidateEveryForge)
+}
+
+func testValidateEveryForge(t *testing.T, lib corpustest.Library) {
+	dir := lib.Dir
 	files, _ := filepath.Glob(filepath.Join(dir, "harness", "*.yaml"))
 	sort.Strings(files)
-	if len(files) == 0 {
-		t.Fatal("no harnesses")
+	if len(files) < lib.MinHarnesses {
+		t.Fatalf("%d harnesses", len(files))
 	}
 	for _, f := range files {
 		rel, _ := filepath.Rel(dir, f)
@@ -76,8 +70,12 @@ func TestValidateCorpusEveryForge(t *testing.T) {
 }
 
 func TestValidateJSONShape(t *testing.T) {
-	dir := cliCorpusDir(t)
-	code, stdout, _ := runCLI(t, "validate", "--fullsend-dir", dir, "--forge", "github", "--json", "code")
+	corpustest.Each(t, testValidateJSONShape)
+}
+
+func testValidateJSONShape(t *testing.T, lib corpustest.Library) {
+	dir := lib.Dir
+	code, stdout, _ := runCLI(t, "validate", "--fullsend-dir", dir, "--forge", "github", "--json", lib.Main)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -97,14 +95,14 @@ func TestValidateJSONShape(t *testing.T) {
 			t.Errorf("resource missing key %q: %v", k, first)
 		}
 	}
-	if first["field"] != "agent" || first["location"] != "local" || first["local_path"] != filepath.Join(dir, "agents/code.md") {
+	if first["field"] != "agent" || first["location"] != "local" || first["local_path"] != filepath.Join(dir, "agents", lib.Main+".md") {
 		t.Errorf("first resource %v", first)
 	}
 	var sawRuntime, sawForgeSkill bool
 	for _, r := range res {
 		m := r.(map[string]any)
 		sawRuntime = sawRuntime || m["location"] == "runtime"
-		sawForgeSkill = sawForgeSkill || m["ref"] == "skills/github-forge"
+		sawForgeSkill = sawForgeSkill || m["ref"] == lib.MainForgeSkill
 		if strings.HasPrefix(m["field"].(string), "forge.") {
 			t.Errorf("overlay field after --forge: %v", m)
 		}
@@ -115,26 +113,51 @@ func TestValidateJSONShape(t *testing.T) {
 }
 
 func TestValidateByAgentName(t *testing.T) {
-	dir := cliCorpusDir(t)
-	code, stdout, stderr := runCLI(t, "validate", "--fullsend-dir", dir, "triage")
-	if code != 0 || !strings.Contains(stdout, "valid: harness/triage.yaml") {
+	corpustest.Each(t, testValidateByAgentName)
+}
+
+func testValidateByAgentName(t *testing.T, lib corpustest.Library) {
+	dir := lib.Dir
+	code, stdout, stderr := runCLI(t, "validate", "--fullsend-dir", dir, lib.AllForges)
+	if code != 0 || !strings.Contains(stdout, "valid: harness/"+lib.AllForges+".yaml") {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}
 	code, _, stderr = runCLI(t, "validate", "--fullsend-dir", dir, "nosuch")
 	line := oneStderrLine(t, stderr)
-	if code != 1 || !strings.Contains(line, "agents in") || !strings.Contains(line, "triage") {
+	if code != 1 || !strings.Contains(line, "agents in") || !strings.Contains(line, lib.AllForges) {
 		t.Fatalf("exit %d: %q", code, line)
 	}
 }
 
 func TestValidateFailures(t *testing.T) {
-	dir := cliCorpusDir(t)
+	corpustest.Each(t, testValidateFailures)
+}
+
+// editLine replaces the first line of text starting with prefix by
+// repl(line); it fails the test when there is none.
+func editLine(t *testing.T, text, prefix string, repl func(string) string) string {
+	t.Helper()
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			lines[i] = repl(l)
+			return strings.Join(lines, "\n")
+		}
+	}
+	t.Fatalf("no line starting with %q", prefix)
+	return ""
+}
+
+func testValidateFailures(t *testing.T, lib corpustest.Library) {
+	dir := lib.Dir
 	tmp := t.TempDir()
-	src, _ := os.ReadFile(filepath.Join(dir, "harness", "triage.yaml"))
-	bad := strings.Replace(string(src), "timeout_minutes: 10", "timeout_minutes: 10\ntimeout_minuets: 3", 1)
+	src, _ := os.ReadFile(filepath.Join(dir, "harness", lib.AllForges+".yaml"))
+	bad := editLine(t, string(src), "timeout_minutes:", func(l string) string { return l + "\ntimeout_minuets: 3" })
 	badPath := filepath.Join(tmp, "bad.yaml")
 	os.WriteFile(badPath, []byte(bad), 0o644)
-	remote := strings.Replace(string(src), "pre_script: scripts/pre-triage.sh", "pre_script: https://raw.githubusercontent.com/fullsend-ai/agents/x.sh#sha256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", 1)
+	remote := editLine(t, string(src), "pre_script:", func(string) string {
+		return "pre_script: " + lib.AllowedRemote[0] + "x.sh#sha256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	})
 	remotePath := filepath.Join(tmp, "remote.yaml")
 	os.WriteFile(remotePath, []byte(remote), 0o644)
 
@@ -158,7 +181,7 @@ func TestValidateFailures(t *testing.T) {
 		{"missing file", []string{"validate", "--fullsend-dir", dir, "harness/missing.yaml"}, 1, "harness harness/missing.yaml: no such file"},
 		{"unknown field", []string{"validate", "--fullsend-dir", dir, badPath}, 1, badPath + ":" + lineOf(bad, "timeout_minuets") + ": timeout_minuets: unknown field"},
 		{"remote script", []string{"validate", "--fullsend-dir", dir, remotePath}, 1, remotePath + ":" + lineOf(remote, "pre_script") + ": pre_script: "},
-		{"unknown forge", []string{"validate", "--fullsend-dir", dir, "--forge", "gitea", "triage"}, 1, `no forge overlay "gitea" (available: github, gitlab, jira)`},
+		{"unknown forge", []string{"validate", "--fullsend-dir", dir, "--forge", "gitea", lib.AllForges}, 1, `no forge overlay "gitea" (available: github, gitlab, jira)`},
 		{"remote harness", []string{"validate", "https://github.com/o/h.yaml#sha256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}, 1, "fetched by `fullsend resolve`"},
 		{"http harness", []string{"validate", "http://github.com/o/h.yaml"}, 1, "only https"},
 	}

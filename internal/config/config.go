@@ -43,7 +43,9 @@ type Config struct {
 	Sandbox                Sandbox
 	Security               Security
 	Forges                 []Forge
-	Path                   string // file it came from ("" = defaults)
+	Runtimes               Runtimes // runtimes: (runtimes.go)
+	Cache                  Cache    // cache: (cache.go)
+	Path                   string   // file it came from ("" = defaults)
 }
 
 // Agent is a harness this org runs.
@@ -56,6 +58,9 @@ type Sandbox struct {
 	Backend string // "local" (default) | "docker"
 	Docker  Docker
 	Limits  Limits // sandbox.limits: every field set (DefaultLimits for keys the file omits)
+	// HostServices are sandbox.host_services: loopback "IP:PORT" endpoints of
+	// the runner host the sandbox reaches at the same address (runtimes.go).
+	HostServices []string
 }
 
 // Docker configures the docker backend.
@@ -270,6 +275,14 @@ func Parse(name string, data []byte) (*Config, []string, error) {
 			if c.Forges, err = p.forges(v); err != nil {
 				return nil, nil, err
 			}
+		case "runtimes":
+			if c.Runtimes, err = p.runtimes(v); err != nil {
+				return nil, nil, err
+			}
+		case "cache":
+			if c.Cache, err = p.cache(v); err != nil {
+				return nil, nil, err
+			}
 		default:
 			if ignoredKeys[key] {
 				p.warn(k, key, "belongs to fullsend features outside the runner; ignored")
@@ -401,6 +414,10 @@ func (p *parser) sandbox(n *yaml.Node, s *Sandbox) error {
 				if *dst, err = yamlx.String(p.file, df, d[1]); err != nil {
 					return err
 				}
+			}
+		case "host_services":
+			if s.HostServices, err = p.hostServices(v, field); err != nil {
+				return err
 			}
 		case "limits":
 			lp, err := yamlx.Pairs(p.file, field, v)

@@ -10,41 +10,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
-// corpusDir locates ../shared/corpus/fullsend-agents from the module root.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	d := filepath.Join("..", "..", "..", "shared", "corpus", "fullsend-agents")
-	if _, err := os.Stat(filepath.Join(d, "config.yaml")); err != nil {
-		t.Fatalf("corpus missing (CI keeps ../shared beside the clone): %v", err)
-	}
-	return d
-}
-
-func TestLoadCorpus(t *testing.T) {
-	c, notices, err := Load(corpusDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(notices) != 0 {
-		t.Errorf("unexpected notices: %v", notices)
-	}
-	if len(c.Agents) != 6 || c.Agents[0].Source != "harness/triage.yaml" {
-		t.Errorf("agents = %+v", c.Agents)
-	}
-	want := []string{"https://raw.githubusercontent.com/fullsend-ai/fullsend/", "https://raw.githubusercontent.com/fullsend-ai/agents/"}
-	if !slices.Equal(c.AllowedRemoteResources, want) {
-		t.Errorf("allowed_remote_resources = %v", c.AllowedRemoteResources)
-	}
-	if got := c.EffectiveAllowedDomains(); !slices.Equal(got, []string{"raw.githubusercontent.com"}) {
-		t.Errorf("EffectiveAllowedDomains = %v", got)
-	}
-	if c.Security.FailMode != "closed" || c.Security.RemoteResources.MaxDepth != 10 {
-		t.Errorf("defaults lost: %+v", c.Security)
-	}
+// TestLoadLibraries: the config.yaml of the project's library and of the
+// real one load without notices, keep their agents and allowlist, and
+// leave every default in place.
+func TestLoadLibraries(t *testing.T) {
+	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
+		c, notices, err := Load(lib.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(notices) != 0 {
+			t.Errorf("unexpected notices: %v", notices)
+		}
+		var sources []string
+		for _, a := range c.Agents {
+			sources = append(sources, a.Source)
+		}
+		if !slices.Equal(sources, lib.Agents) {
+			t.Errorf("agents = %v, want %v", sources, lib.Agents)
+		}
+		if !slices.Equal(c.AllowedRemoteResources, lib.AllowedRemote) {
+			t.Errorf("allowed_remote_resources = %v, want %v", c.AllowedRemoteResources, lib.AllowedRemote)
+		}
+		if got := c.EffectiveAllowedDomains(); !slices.Equal(got, []string{"raw.githubusercontent.com"}) {
+			t.Errorf("EffectiveAllowedDomains = %v", got)
+		}
+		rr := c.Security.RemoteResources
+		if c.Security.FailMode != "closed" || rr.MaxDepth != 10 || rr.MaxResources != 50 || rr.Timeout != 30*time.Second || rr.MaxSizeBytes != 10<<20 {
+			t.Errorf("defaults lost: %+v", c.Security)
+		}
+	})
 }
 
 func TestLoadMissingIsDefault(t *testing.T) {
@@ -248,7 +248,11 @@ func FuzzParse(f *testing.F) {
 	for _, tc := range badConfigs {
 		f.Add([]byte(tc.in))
 	}
-	if data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "corpus", "fullsend-agents", "config.yaml")); err == nil {
+	for _, dir := range corpustest.Seeds(f) {
+		data, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+		if err != nil {
+			f.Fatal(err)
+		}
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -41,5 +41,11 @@
 // added to the defaults; listing github.com or gitlab.com replaces that
 // default.
 //
+// runtimes.go owns runtimes.claude (the Claude Code CLI the runner binds
+// into the sandbox and its options) and sandbox.host_services (loopback
+// endpoints of the runner host the sandbox reaches at the same address):
+// org-only settings, since the first runs in every sandbox and the second
+// opens the sandbox's network boundary.
+//
 // Errors are *yamlx.Error values ("file:line: field: reason").
 package config

@@ -2,12 +2,15 @@ package frontmatter
 
 import (
 	"errors"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -82,33 +85,63 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-func corpusFiles(t testing.TB) []string {
-	d := filepath.Join("..", "..", "..", "shared", "corpus", "fullsend-agents")
+// libraryFiles lists the Markdown files of an agents library's agents/
+// and skills/ trees, relative and slash-separated.
+func libraryFiles(t testing.TB, dir string) []string {
+	t.Helper()
 	var out []string
-	for _, g := range []string{"agents/*.md", "skills/*/SKILL.md", "skills/*/*/SKILL.md"} {
-		m, _ := filepath.Glob(filepath.Join(d, g))
-		out = append(out, m...)
+	for _, top := range []string{"agents", "skills"} {
+		err := filepath.WalkDir(filepath.Join(dir, top), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && strings.HasSuffix(p, ".md") {
+				rel, _ := filepath.Rel(dir, p)
+				out = append(out, filepath.ToSlash(rel))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	if len(out) == 0 {
-		t.Fatalf("corpus missing under %s", d)
+	if len(out) < 10 {
+		t.Fatalf("only %d Markdown files under %s", len(out), dir)
 	}
 	return out
 }
 
-func TestCorpus(t *testing.T) {
-	for _, f := range corpusFiles(t) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+// TestLibraries: every agent definition and SKILL.md of the project's
+// library and of the real one parses with a name and a description; every
+// other Markdown file there parses; the lenient reading (and its notice)
+// happens for exactly the files known to need it.
+func TestLibraries(t *testing.T) {
+	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
+		var sawSkill, sawAgent bool
+		for _, rel := range libraryFiles(t, lib.Dir) {
+			data, err := os.ReadFile(filepath.Join(lib.Dir, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fm, err := Parse(rel, data)
+			if err != nil {
+				t.Errorf("%s: %v", rel, err)
+				continue
+			}
+			definition := strings.HasPrefix(rel, "agents/") || path.Base(rel) == "SKILL.md"
+			sawAgent = sawAgent || strings.HasPrefix(rel, "agents/")
+			sawSkill = sawSkill || path.Base(rel) == "SKILL.md"
+			if definition && (!fm.Present || fm.Name == "" || fm.Description == "") {
+				t.Errorf("%s: missing name/description: %+v", rel, fm.Fields)
+			}
+			if fm.Present && fm.Name == "" {
+				t.Errorf("%s: frontmatter without a name", rel)
+			}
+			if lenient := slices.Contains(lib.Lenient, rel); lenient != (fm.Notice != "") {
+				t.Errorf("%s: notice %q, lenient reading expected: %v", rel, fm.Notice, lenient)
+			}
 		}
-		fm, err := Parse(f, data)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+		if !sawAgent || !sawSkill {
+			t.Errorf("agents seen %v, skills seen %v", sawAgent, sawSkill)
 		}
-		if !fm.Present || fm.Name == "" || fm.Description == "" {
-			t.Errorf("%s: missing name/description: %+v", f, fm.Fields)
-		}
-	}
+	})
 }
 
 func FuzzParse(f *testing.F) {
@@ -116,9 +149,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("---\ndependencies:\n  - ../x#sha256=00\n...\n"))
 	f.Add([]byte("no frontmatter"))
 	f.Add([]byte("---\n"))
-	for _, p := range corpusFiles(f) {
-		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data)
+	for _, dir := range corpustest.Seeds(f) {
+		for _, rel := range libraryFiles(f, dir) {
+			if data, err := os.ReadFile(filepath.Join(dir, rel)); err == nil {
+				f.Add(data)
+			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -15,6 +15,19 @@
 // max_runtime_fetches and security{fail_mode, host_scanners, sandbox_hooks,
 // context_injection}. Any other key is an error naming file, line and field.
 //
+// Fields of upstream fullsend's loader keep its meaning: runner_env is the
+// older name of env.runner (same name checks, refused in remote content;
+// a name set in both must agree); sandbox_timeout_seconds (0 or 30-600)
+// bounds provisioning; validation_loop.preflight_check is a host command
+// run before provisioning (refused in remote content, ErrRemotePreflight);
+// effort is the claude runtime's --effort; security.host_scanners may be
+// upstream's map (context_injection sets security.context_injection, a
+// scanner turned off is recorded as host_scanners false, llm_guard is
+// checked and ignored); a providers entry without "/" and without a
+// .yaml/.yml suffix is a provider name (ProviderNames), not a file.
+// api_servers is refused: it would let a harness open host endpoints to
+// the sandbox, which only the org may (config.yaml sandbox.host_services).
+//
 // # Composition
 //
 // Load follows base: (a local path or a pinned, allowlisted URL; at most

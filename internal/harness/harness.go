@@ -24,15 +24,18 @@ const (
 // composition). String fields hold references as written; use Refs to list
 // them and Resolve to map a local one to a file.
 type Harness struct {
-	Base           string
-	Agent          string
-	Doc            string
-	Model          string
-	Image          string
-	Runtime        string
-	Policy         string
-	Openshell      Openshell
-	Providers      []string
+	Base      string
+	Agent     string
+	Doc       string
+	Model     string
+	Image     string
+	Runtime   string
+	Policy    string
+	Openshell Openshell
+	Providers []string // provider files (paths or URLs)
+	// ProviderNames are bare provider names (no "/", no .yaml/.yml): names
+	// of OpenShell providers, not files; never resolved.
+	ProviderNames  []string
 	Role           string
 	Slug           string
 	ReadonlyRepo   bool
@@ -44,6 +47,11 @@ type Harness struct {
 	ValidationLoop *ValidationLoop
 	Env            Env
 	TimeoutMinutes int
+	// SandboxTimeoutSeconds bounds provisioning the sandbox (upstream's
+	// sandbox ready timeout): 0 (default) or 30-600.
+	SandboxTimeoutSeconds int
+	// Effort is the reasoning effort of the claude runtime (--effort).
+	Effort string
 	// Resources lowers the org's sandbox.limits for this harness (a zero
 	// field is not set; a raise is a validation error).
 	Resources config.Limits
@@ -92,6 +100,10 @@ type ValidationLoop struct {
 	Script        string
 	Schema        string
 	MaxIterations int
+	// PreflightCheck is a shell command run on the runner host before the
+	// sandbox is provisioned (host dependencies of the validation); a
+	// non-zero exit fails the run. Local harnesses only.
+	PreflightCheck string
 }
 
 // Env holds environment variables for runner scripts and the sandbox.
@@ -104,10 +116,14 @@ type Env struct {
 // string means "not set".
 type Security struct {
 	FailMode         string          // "closed" | "open" | ""
-	HostScanners     *bool           // host-side context scanners
+	HostScanners     *bool           // host-side context scanners (false when the map form turns any off)
 	SandboxHooks     map[string]bool // sandbox hook name -> enabled
 	ContextInjection *bool           // local context-injection scan
 }
+
+// ErrRemotePreflight: remote content may not set
+// validation_loop.preflight_check, a command the runner host would run.
+var ErrRemotePreflight = errors.New("validation_loop.preflight_check is not allowed in remote content: it is a command run on the runner host (declare it in a local harness)")
 
 // KnownSandboxHooks are the hook names security.sandbox_hooks accepts.
 var KnownSandboxHooks = []string{"canary", "context_suppress", "secret_redact", "ssrf", "tirith", "tool_allowlist", "unicode"}
@@ -252,7 +268,29 @@ func (d decoder) fields(n *yaml.Node, path string, h *Harness, overlay bool) err
 		case "post_script":
 			err = str(&h.PostScript)
 		case "providers":
-			err = list(&h.Providers)
+			var l []string
+			if err = list(&l); err == nil {
+				err = d.providers(v, field, h, l)
+			}
+		case "runner_env":
+			err = d.runnerEnv(v, field, h)
+		case "sandbox_timeout_seconds":
+			var x int64
+			if x, err = yamlx.Int(f, field, v); err == nil {
+				if x != 0 && (x < 30 || x > 600) {
+					return d.errf(v, field, yamlx.ErrValue, "must be 0 (the default) or between 30 and 600")
+				}
+				h.SandboxTimeoutSeconds = int(x)
+				h.mark(field, v)
+			}
+		case "effort":
+			if err = str(&h.Effort); err == nil {
+				if cerr := config.CheckEffort(h.Effort); cerr != nil {
+					return d.errf(v, field, yamlx.ErrValue, "%v", cerr)
+				}
+			}
+		case "api_servers":
+			return d.errf(k, field, yamlx.ErrValue, "not supported: api_servers starts host scripts that the sandbox reaches on host ports, and a harness may not open host endpoints to the sandbox (the org declares them in config.yaml sandbox.host_services and runs them itself)")
 		case "skills":
 			err = list(&h.Skills)
 		case "plugins":
@@ -401,6 +439,10 @@ func (d decoder) validationLoop(n *yaml.Node, path string, h *Harness) error {
 				}
 				vl.MaxIterations = int(x)
 			}
+		case "preflight_check":
+			if vl.PreflightCheck, err = yamlx.String(d.file, field, kv[1]); err == nil && strings.ContainsRune(vl.PreflightCheck, 0) {
+				return d.errf(kv[1], field, yamlx.ErrValue, "contains NUL")
+			}
 		default:
 			return d.errf(kv[0], field, yamlx.ErrUnknownField, "")
 		}
@@ -434,6 +476,16 @@ func (d decoder) env(n *yaml.Node, path string, h *Harness) error {
 		}
 		switch kv[0].Value {
 		case "runner":
+			for _, e := range mp { // runner_env (its older name) may have come first
+				if old, ok := h.Env.Runner[e[0].Value]; ok && old != m[e[0].Value] {
+					return d.errf(e[0], field+"."+e[0].Value, yamlx.ErrValue, "also set in runner_env with another value (runner_env is the older name of env.runner)")
+				}
+			}
+			for k, v := range h.Env.Runner {
+				if _, ok := m[k]; !ok {
+					m[k] = v
+				}
+			}
 			h.Env.Runner = m
 		case "sandbox":
 			h.Env.Sandbox = m
@@ -486,6 +538,12 @@ func (d decoder) security(n *yaml.Node, path string, h *Harness) error {
 			}
 			h.Security.FailMode = s
 		case "host_scanners":
+			if v.Kind == yaml.MappingNode {
+				if err := d.hostScanners(v, field, h); err != nil {
+					return err
+				}
+				break
+			}
 			b, err := yamlx.Bool(d.file, field, v)
 			if err != nil {
 				return err
@@ -519,6 +577,125 @@ func (d decoder) security(n *yaml.Node, path string, h *Harness) error {
 		}
 		h.mark(field, v)
 	}
+	return nil
+}
+
+// providers splits a providers: list into provider files (paths, URLs)
+// and bare provider names (upstream: a name without "/" that does not end
+// in .yaml or .yml names a provider, not a file).
+func (d decoder) providers(n *yaml.Node, field string, h *Harness, l []string) error {
+	h.Providers, h.ProviderNames = nil, nil
+	for i, p := range l {
+		if strings.Contains(p, "/") || strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml") {
+			h.Providers = append(h.Providers, p)
+			continue
+		}
+		if !validProviderName(p) {
+			return d.errf(n.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue, "%q is neither a provider file nor a provider name (A-Z a-z 0-9 _ -)", p)
+		}
+		h.ProviderNames = append(h.ProviderNames, p)
+	}
+	return nil
+}
+
+func validProviderName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// runnerEnv decodes upstream's runner_env: the older name of env.runner,
+// with the same meaning and the same rules (names checked, refused in
+// remote content): its entries are env.runner entries. A name set both
+// here and in env.runner of the same file must have the same value.
+func (d decoder) runnerEnv(n *yaml.Node, field string, h *Harness) error {
+	m, err := yamlx.StringMap(d.file, field, n)
+	if err != nil {
+		return err
+	}
+	mp, _ := yamlx.Pairs(d.file, field, n)
+	if h.Env.Runner == nil {
+		h.Env.Runner = map[string]string{}
+	}
+	for _, e := range mp {
+		k := e[0].Value
+		if !config.ValidEnvName(k) {
+			return d.errf(e[0], field+"."+k, yamlx.ErrValue, "%q is not an environment variable name", k)
+		}
+		if old, ok := h.Env.Runner[k]; ok && old != m[k] {
+			return d.errf(e[0], field+"."+k, yamlx.ErrValue, "also set in env.runner with another value (runner_env is the older name of env.runner)")
+		}
+		h.Env.Runner[k] = m[k]
+		h.origin("env.runner."+k, e[0])
+	}
+	h.mark("env.runner", n)
+	return nil
+}
+
+// hostScanners decodes upstream's map form of security.host_scanners.
+// Host-side scans always run here, so a scanner turned off is recorded as
+// HostScanners false (the run notes it is ignored); context_injection is
+// security.context_injection. llm_guard settings are checked and ignored.
+func (d decoder) hostScanners(n *yaml.Node, field string, h *Harness) error {
+	pairs, err := yamlx.Pairs(d.file, field, n)
+	if err != nil {
+		return err
+	}
+	on := true
+	for _, kv := range pairs {
+		k, v := kv[0], kv[1]
+		ef := field + "." + k.Value
+		switch k.Value {
+		case "unicode_normalizer", "ssrf_validator", "secret_redactor", "context_injection":
+			b, err := yamlx.Bool(d.file, ef, v)
+			if err != nil {
+				return err
+			}
+			if k.Value == "context_injection" {
+				h.Security.ContextInjection = &b
+				h.mark("security.context_injection", v)
+				continue
+			}
+			on = on && b
+		case "llm_guard":
+			lp, err := yamlx.Pairs(d.file, ef, v)
+			if err != nil {
+				return err
+			}
+			for _, l := range lp {
+				lf := ef + "." + l[0].Value
+				switch l[0].Value {
+				case "enabled":
+					_, err = yamlx.Bool(d.file, lf, l[1])
+				case "threshold":
+					var x float64
+					if x, err = yamlx.Float(d.file, lf, l[1]); err == nil && (x < 0 || x > 1) {
+						return d.errf(l[1], lf, yamlx.ErrValue, "must be between 0 and 1")
+					}
+				case "match_type":
+					var m string
+					if m, err = yamlx.String(d.file, lf, l[1]); err == nil && m != "sentence" && m != "full" {
+						return d.errf(l[1], lf, yamlx.ErrValue, "%q must be sentence or full", m)
+					}
+				default:
+					return d.errf(l[0], lf, yamlx.ErrUnknownField, "")
+				}
+				if err != nil {
+					return err
+				}
+			}
+		default:
+			return d.errf(k, ef, yamlx.ErrUnknownField, "(known: unicode_normalizer, context_injection, ssrf_validator, secret_redactor, llm_guard)")
+		}
+	}
+	h.Security.HostScanners = &on
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
@@ -184,75 +185,114 @@ func TestParseMalformed(t *testing.T) {
 	}
 }
 
-// Corpus harnesses with one field broken fail naming file, line and field.
-func TestCorpusMalformedVariants(t *testing.T) {
-	dir := corpusDir(t)
-	cfg, _, err := config.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join(dir, "harness", "code.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lineOf := func(s, needle string) int {
-		for i, l := range strings.Split(s, "\n") {
-			if strings.Contains(l, needle) {
-				return i + 1
-			}
+// lineEdit changes one line of a harness: the line is found by following
+// path, a list of line prefixes (indentation included) each matched on or
+// after the line the previous one matched.
+type lineEdit struct {
+	path []string
+	repl func(line string) string
+}
+
+func (e lineEdit) apply(t *testing.T, src string) (string, int) {
+	t.Helper()
+	lines := strings.Split(src, "\n")
+	i := 0
+	for _, p := range e.path {
+		for i < len(lines) && !strings.HasPrefix(lines[i], p) {
+			i++
 		}
-		t.Fatalf("%q not in harness", needle)
-		return 0
+		if i == len(lines) {
+			t.Fatalf("no line %q (path %q) in the harness", p, e.path)
+		}
 	}
-	variants := []struct {
-		name, from, to, field string
-		err                   error
-	}{
-		{"typo field", "timeout_minutes: 35", "timeout_minute: 35", "timeout_minute", yamlx.ErrUnknownField},
-		{"remote pre_script", "pre_script: scripts/pre-code.sh", "pre_script: https://raw.githubusercontent.com/fullsend-ai/agents/x/pre.sh#sha256=" + pin, "pre_script", ErrExecutableRemote},
-		{"remote validation script", "script: scripts/validate-output-schema.sh", "script: https://raw.githubusercontent.com/fullsend-ai/agents/x/v.sh#sha256=" + pin, "validation_loop.script", ErrExecutableRemote},
-		{"remote host file", "src: env/gcp-vertex.env", "src: https://raw.githubusercontent.com/fullsend-ai/agents/x/e.env#sha256=" + pin, "host_files[0].src", ErrExecutableRemote},
-		{"unpinned agent", "agent: agents/code.md", "agent: https://raw.githubusercontent.com/fullsend-ai/agents/main/agents/code.md", "agent", ref.ErrMissingDigest},
-		{"agent outside allowlist", "agent: agents/code.md", "agent: https://raw.githubusercontent.com/fullsend-ai/agents/main/agents/code.md#sha256=" + pin, "agent", ref.ErrNotAllowed},
-		{"http agent", "agent: agents/code.md", "agent: http://raw.githubusercontent.com/fullsend-ai/agents/a.md#sha256=" + pin, "agent", ref.ErrScheme},
-		{"missing skill", "  - skills/code-implementation", "  - skills/no-such-skill", "skills[0]", ErrNotFound},
-		{"escaping policy", "policy: policies/base.yaml", "policy: ../../../etc/passwd", "policy", ErrEscapes},
-		{"missing overlay skill", "      - skills/github-forge", "      - skills/github-forgery", "forge.github.skills[0]", ErrNotFound},
-		{"runtime fetch without allowlist", "timeout_minutes: 35", "timeout_minutes: 35\nallow_runtime_fetch: true", "allow_runtime_fetch", ErrRuntimeFetch},
-		{"max fetches without allowlist", "timeout_minutes: 35", "timeout_minutes: 35\nmax_runtime_fetches: 3", "max_runtime_fetches", ErrRuntimeFetch},
-		{"prefix not in org list", "timeout_minutes: 35", "timeout_minutes: 35\nallowed_remote_resources: [https://github.com/evil/]", "allowed_remote_resources", ErrOrgAllowlist},
-		{"prefix without slash", "timeout_minutes: 35", "timeout_minutes: 35\nallowed_remote_resources: [https://raw.githubusercontent.com/fullsend-ai/agents]", "allowed_remote_resources", ref.ErrPrefix},
-		{"env in agent", "agent: agents/code.md", "agent: ${AGENT}", "agent", ErrEnvNotAllowed},
-		{"relative dest", "dest: /tmp/.gcp-credentials.json", "dest: tmp/creds.json", "host_files[2].dest", yamlx.ErrValue},
-		{"bad image digest", "fullsend-code@sha256:de3e", "fullsend-code@sha256:zz3e", "image", yamlx.ErrValue},
+	lines[i] = e.repl(lines[i])
+	return strings.Join(lines, "\n"), i + 1
+}
+
+// setValue keeps a line's indentation, "- " and key and replaces its value.
+func setValue(v string) func(string) string {
+	return func(l string) string {
+		if k := strings.Index(l, ": "); k >= 0 {
+			return l[:k+2] + v
+		}
+		return l[:strings.Index(l, "- ")+2] + v
 	}
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			if !strings.Contains(string(src), v.from) {
-				t.Fatalf("%q not in code.yaml", v.from)
-			}
-			mod := strings.Replace(string(src), v.from, v.to, 1)
-			p := filepath.Join(t.TempDir(), "code.yaml")
-			if err := os.WriteFile(p, []byte(mod), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			h, err := Load(p, LoadOptions{Root: dir, Config: cfg})
-			if err == nil {
-				err = h.Validate(cfg)
-			}
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if !errors.Is(err, v.err) {
-				t.Fatalf("err = %v, want %v", err, v.err)
-			}
-			needle := strings.TrimSpace(strings.SplitN(v.to, "\n", 2)[len(strings.SplitN(v.to, "\n", 2))-1])
-			want := fmt.Sprintf("%s:%d: %s", p, lineOf(mod, needle), v.field)
-			if !strings.HasPrefix(err.Error(), want) {
-				t.Fatalf("err = %q\nwant prefix %q", err, want)
-			}
-		})
-	}
+}
+
+// TestLibrariesMalformedVariants: the Main harness of each library with one
+// field broken fails naming file, line and field.
+func TestLibrariesMalformedVariants(t *testing.T) {
+	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
+		dir := lib.Dir
+		cfg, _, err := config.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := os.ReadFile(filepath.Join(dir, "harness", lib.Main+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An org-allowed prefix: remote references under it fail for
+		// their own reason, not for the allowlist.
+		allowed := lib.AllowedRemote[len(lib.AllowedRemote)-1]
+		remote := func(p string) string { return allowed + "x/" + p + "#sha256=" + pin }
+		edit := func(repl func(string) string, path ...string) lineEdit { return lineEdit{path, repl} }
+		variants := []struct {
+			name  string
+			edit  lineEdit
+			add   string // appended as a top-level line instead of edit
+			field string
+			err   error
+		}{
+			{name: "typo field", edit: edit(func(l string) string { return strings.Replace(l, "timeout_minutes:", "timeout_minute:", 1) }, "timeout_minutes:"), field: "timeout_minute", err: yamlx.ErrUnknownField},
+			{name: "remote pre_script", edit: edit(setValue(remote("pre.sh")), "pre_script:"), field: "pre_script", err: ErrExecutableRemote},
+			{name: "remote validation script", edit: edit(setValue(remote("v.sh")), "validation_loop:", "  script:"), field: "validation_loop.script", err: ErrExecutableRemote},
+			{name: "remote host file", edit: edit(setValue(remote("e.env")), "host_files:", "  - src:"), field: "host_files[0].src", err: ErrExecutableRemote},
+			{name: "unpinned agent", edit: edit(setValue(allowed+"main/agents/a.md"), "agent:"), field: "agent", err: ref.ErrMissingDigest},
+			{name: "agent outside allowlist", edit: edit(setValue(allowed+"main/agents/a.md#sha256="+pin), "agent:"), field: "agent", err: ref.ErrNotAllowed},
+			{name: "http agent", edit: edit(setValue("http://raw.githubusercontent.com/o/r/a.md#sha256="+pin), "agent:"), field: "agent", err: ref.ErrScheme},
+			{name: "missing skill", edit: edit(setValue("skills/no-such-skill"), "skills:", "  - "), field: "skills[0]", err: ErrNotFound},
+			{name: "escaping policy", edit: edit(setValue("../../../etc/passwd"), "policy:"), field: "policy", err: ErrEscapes},
+			{name: "missing overlay skill", edit: edit(setValue("skills/no-such-forge-skill"), "forge:", "  github:", "    skills:", "      - "), field: "forge.github.skills[0]", err: ErrNotFound},
+			{name: "runtime fetch without allowlist", add: "allow_runtime_fetch: true", field: "allow_runtime_fetch", err: ErrRuntimeFetch},
+			{name: "max fetches without allowlist", add: "max_runtime_fetches: 3", field: "max_runtime_fetches", err: ErrRuntimeFetch},
+			{name: "prefix not in org list", add: "allowed_remote_resources: [https://github.com/evil/]", field: "allowed_remote_resources", err: ErrOrgAllowlist},
+			{name: "prefix without slash", add: "allowed_remote_resources: [" + strings.TrimSuffix(allowed, "/") + "]", field: "allowed_remote_resources", err: ref.ErrPrefix},
+			{name: "env in agent", edit: edit(setValue("${AGENT}"), "agent:"), field: "agent", err: ErrEnvNotAllowed},
+			{name: "relative dest", edit: edit(setValue("tmp/creds.json"), "host_files:", "    dest:"), field: "host_files[0].dest", err: yamlx.ErrValue},
+			{name: "bad image digest", edit: edit(func(l string) string { return strings.Replace(l, "@sha256:", "@sha256:zz", 1) }, "image:"), field: "image", err: yamlx.ErrValue},
+		}
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				var mod string
+				var line int
+				if v.add != "" {
+					mod = strings.TrimRight(string(src), "\n") + "\n" + v.add + "\n"
+					line = strings.Count(mod, "\n")
+				} else {
+					mod, line = v.edit.apply(t, string(src))
+				}
+				p := filepath.Join(t.TempDir(), lib.Main+".yaml")
+				if err := os.WriteFile(p, []byte(mod), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				h, err := Load(p, LoadOptions{Root: dir, Config: cfg})
+				if err == nil {
+					err = h.Validate(cfg)
+				}
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				if !errors.Is(err, v.err) {
+					t.Fatalf("err = %v, want %v", err, v.err)
+				}
+				want := fmt.Sprintf("%s:%d: %s", p, line, v.field)
+				if !strings.HasPrefix(err.Error(), want) {
+					t.Fatalf("err = %q\nwant prefix %q", err, want)
+				}
+			})
+		}
+	})
 }
 
 func TestRemoteRefs(t *testing.T) {
@@ -613,7 +653,11 @@ func FuzzParse(f *testing.F) {
 	for _, m := range malformed {
 		f.Add([]byte(m.yaml))
 	}
-	if files, err := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "fullsend-agents", "harness", "*.yaml")); err == nil {
+	for _, dir := range corpustest.Seeds(f) {
+		files, _ := filepath.Glob(filepath.Join(dir, "harness", "*.yaml"))
+		if len(files) == 0 {
+			f.Fatalf("no harnesses in %s", dir)
+		}
 		for _, p := range files {
 			if b, err := os.ReadFile(p); err == nil {
 				f.Add(b)

@@ -411,6 +411,11 @@ func absolutize(h *Harness, baseURL string) error {
 				return err
 			}
 		}
+		if vl := h.ValidationLoop; vl != nil && vl.PreflightCheck != "" {
+			field := prefix + "validation_loop.preflight_check"
+			pos := h.Pos(field, "")
+			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemotePreflight}
+		}
 		if len(h.Env.Runner) > 0 {
 			field := prefix + "env.runner"
 			k := sortedKeys(h.Env.Runner)[0]

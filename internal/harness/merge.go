@@ -68,6 +68,11 @@ func Merge(base, child *Harness) *Harness {
 	if child.set["timeout_minutes"] {
 		m.TimeoutMinutes = child.TimeoutMinutes
 	}
+	m.SandboxTimeoutSeconds = base.SandboxTimeoutSeconds
+	if child.set["sandbox_timeout_seconds"] {
+		m.SandboxTimeoutSeconds = child.SandboxTimeoutSeconds
+	}
+	m.Effort = pick("effort", base.Effort, child.Effort)
 	m.AllowRuntimeFetch = base.AllowRuntimeFetch
 	if child.set["allow_runtime_fetch"] {
 		m.AllowRuntimeFetch = child.AllowRuntimeFetch
@@ -84,6 +89,7 @@ func Merge(base, child *Harness) *Harness {
 	m.Skills = mergeSkills(base.Skills, child.Skills)
 	m.Plugins = concat(base.Plugins, child.Plugins)
 	m.Providers = concat(base.Providers, child.Providers)
+	m.ProviderNames = concat(base.ProviderNames, child.ProviderNames)
 	m.Openshell.Profiles = concat(base.Openshell.Profiles, child.Openshell.Profiles)
 	m.AllowedRemoteResources = concat(base.AllowedRemoteResources, child.AllowedRemoteResources)
 	m.HostFiles = mergeHostFiles(base.HostFiles, child.HostFiles)
@@ -105,6 +111,9 @@ func Merge(base, child *Harness) *Harness {
 			}
 			if child.set["validation_loop.max_iterations"] {
 				vl.MaxIterations = c.MaxIterations
+			}
+			if child.set["validation_loop.preflight_check"] {
+				vl.PreflightCheck = c.PreflightCheck
 			}
 		}
 		m.ValidationLoop = vl

@@ -53,7 +53,11 @@
 //
 // Allow: exit 0, no output. PreToolUse block: exit 0 with
 // hookSpecificOutput.permissionDecision "deny" and a reason shown to the
-// model. PostToolUse block: exit 0 with decision "block" and a reason. Claude
+// model. PostToolUse block: exit 0 with decision "block" and a reason.
+// Handle adds a "fullsend" object (Tag: hook, rule, tool, tool_use_id) to a
+// blocking answer; Claude Code ignores it and reports the whole answer in
+// its stream-json hook events, where the claude runtime reads the verdict
+// back (ParseAnswer). Claude
 // Code PostToolUse hooks cannot rewrite tool output (MCP tools excepted): the
 // "redaction" and "suppression" hooks can only tell the model what it must
 // not use or repeat; real redaction belongs to the native runtime's loop or

@@ -183,7 +183,7 @@ func Handle(ctx context.Context, name string, r io.Reader, w io.Writer, env *Env
 	if !v.Block {
 		return v, nil
 	}
-	out, err := Response(h.Event, v)
+	out, err := TaggedResponse(h.Event, v, Tag{Hook: name, Rule: v.Rule, Tool: in.ToolName, ToolUseID: in.ToolUseID})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("hook %s: %w", name, err)
 	}
@@ -214,8 +214,23 @@ func ReadInput(r io.Reader) (*Input, error) {
 }
 
 // Response renders the protocol JSON for a blocking verdict of event.
-func Response(event string, v Verdict) ([]byte, error) {
-	var out any
+func Response(event string, v Verdict) ([]byte, error) { return TaggedResponse(event, v, Tag{}) }
+
+// Tag identifies a verdict in a hook's answer: Claude Code ignores the
+// extra "fullsend" object, and reports the whole answer in its
+// stream-json hook_response events (--include-hook-events), from which
+// the claude runtime records the verdict (ParseTag).
+type Tag struct {
+	Hook      string `json:"hook"`
+	Rule      string `json:"rule,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
+}
+
+// TaggedResponse is Response with t added as the answer's "fullsend"
+// object (omitted when t is zero).
+func TaggedResponse(event string, v Verdict, t Tag) ([]byte, error) {
+	var out map[string]any
 	switch event {
 	case PreToolUse:
 		out = map[string]any{"hookSpecificOutput": map[string]any{
@@ -234,6 +249,9 @@ func Response(event string, v Verdict) ([]byte, error) {
 		}
 	default:
 		return nil, fmt.Errorf("event %q not supported", event)
+	}
+	if t != (Tag{}) {
+		out["fullsend"] = t
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -303,4 +321,40 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// Answer is what a hook's answer (stdout) says, decoded by ParseAnswer.
+type Answer struct {
+	Block  bool   // a PreToolUse deny or a PostToolUse block
+	Event  string // PreToolUse | PostToolUse ("" when the answer names none)
+	Reason string
+	Tag    Tag // zero when the answer carries no "fullsend" object
+}
+
+// ParseAnswer decodes a command hook's answer as Claude Code reads it:
+// hookSpecificOutput.permissionDecision "deny" (PreToolUse) or decision
+// "block" is a block. Anything else (empty output, allow, not JSON) is not.
+func ParseAnswer(stdout string) Answer {
+	var doc struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+		Specific struct {
+			Event          string `json:"hookEventName"`
+			Permission     string `json:"permissionDecision"`
+			PermissionWhy  string `json:"permissionDecisionReason"`
+			AdditionalText string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+		Tag Tag `json:"fullsend"`
+	}
+	if json.Unmarshal([]byte(strings.TrimSpace(stdout)), &doc) != nil {
+		return Answer{}
+	}
+	a := Answer{Event: doc.Specific.Event, Tag: doc.Tag}
+	switch {
+	case doc.Specific.Permission == "deny":
+		a.Block, a.Reason = true, doc.Specific.PermissionWhy
+	case doc.Decision == "block":
+		a.Block, a.Reason = true, doc.Reason
+	}
+	return a
 }

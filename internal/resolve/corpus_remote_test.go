@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,21 +13,23 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
-// publishCorpus turns a corpus harness into the copy a publisher would
+// publishHarness turns a library harness into the copy a publisher would
 // serve from a forge: placed at the repository root (so "agents/code.md"
 // resolves, RFC 3986, to …/blob/REF/agents/code.md next to it), every
-// reference pinned with the sha256 (or tree hash) of the corpus file,
+// reference pinned with the sha256 (or tree hash) of the library file, a
+// base: replaced by base(ref) (the published copy of that harness, pinned),
 // allowed_remote_resources set to the repository, and the executable
 // fields (pre/post scripts, validation script, host files other than
 // ${VAR} ones) dropped: a harness fetched by URL has no local fullsend dir,
 // and executables must be local.
-func publishCorpus(t *testing.T, corpus string, data []byte, prefix string) []byte {
+func publishHarness(t *testing.T, corpus string, data []byte, prefix string, base func(ref string) string) []byte {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
@@ -47,6 +50,8 @@ func publishCorpus(t *testing.T, corpus string, data []byte, prefix string) []by
 			switch k.Value {
 			case "pre_script", "post_script":
 				continue
+			case "base":
+				v.Value = base(v.Value)
 			case "agent", "doc", "policy":
 				v.Value = pinOf(v.Value)
 			case "skills", "plugins", "providers", "profiles":
@@ -93,11 +98,30 @@ func publishCorpus(t *testing.T, corpus string, data []byte, prefix string) []by
 	return b
 }
 
-// TestCorpusRemote serves the corpus from the fake forge and resolves
-// every harness by URL, with every forge overlay, against an empty cache
-// and then fully cached with a forge that fails every request.
-func TestCorpusRemote(t *testing.T) {
-	corpus := corpusDir(t)
+// chainLen is the number of bases above the published harness name.
+func chainLen(t *testing.T, files map[string][]byte, name string) int {
+	var h struct {
+		Base string `yaml:"base"`
+	}
+	if err := yaml.Unmarshal(files[name], &h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Base == "" {
+		return 0
+	}
+	return 1 + chainLen(t, files, strings.SplitN(h.Base, "#", 2)[0])
+}
+
+// TestLibrariesRemote serves each library from the fake forge and
+// resolves every harness by URL (bases too), with every forge overlay,
+// against an empty cache and then fully cached with a forge that fails
+// every request.
+func TestLibrariesRemote(t *testing.T) {
+	corpustest.Each(t, testLibraryRemote)
+}
+
+func testLibraryRemote(t *testing.T, lib corpustest.Library) {
+	corpus := lib.Dir
 	files := map[string][]byte{}
 	err := filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
@@ -117,8 +141,28 @@ func TestCorpusRemote(t *testing.T) {
 	srv := forgetest.NewGitHub(t, nil)
 	prefix := "https://" + srv.WebHost() + "/fullsend-ai/agents/"
 	harnesses, _ := filepath.Glob(filepath.Join(corpus, "harness", "*.yaml"))
+	if len(harnesses) < lib.MinHarnesses {
+		t.Fatalf("%d harnesses", len(harnesses))
+	}
+	// Bases are published first: a child pins its base's published copy.
+	published := map[string][]byte{}
+	var publish func(rel string) []byte
+	publish = func(rel string) []byte {
+		if b, ok := published[rel]; ok {
+			return b
+		}
+		src, ok := files[rel]
+		if !ok {
+			t.Fatalf("base %s is not in the library", rel)
+		}
+		b := publishHarness(t, corpus, src, prefix, func(base string) string {
+			return path.Base(base) + "#sha256=" + string(ref.SHA256(publish(base)))
+		})
+		published[rel] = b
+		return b
+	}
 	for _, h := range harnesses {
-		files[filepath.Base(h)] = publishCorpus(t, corpus, files["harness/"+filepath.Base(h)], prefix)
+		files[filepath.Base(h)] = publish("harness/" + filepath.Base(h))
 	}
 	key := "fullsend-ai/agents@main"
 	srv.AddRepo(key, files)
@@ -158,10 +202,18 @@ func TestCorpusRemote(t *testing.T) {
 			if len(res.Graph.Nodes) == 0 || !strings.HasPrefix(res.Harness.Agent, store.Dir()) {
 				t.Fatalf("%s: %d nodes, agent %q", name, len(res.Graph.Nodes), res.Harness.Agent)
 			}
+			bases := 0
 			for _, n := range res.Graph.Nodes {
 				if !n.Remote || !strings.HasPrefix(n.URL, prefix) {
 					t.Errorf("%s: %s is not remote: %+v", name, n.Field, n)
 				}
+				if n.Field == "base" {
+					bases++
+				}
+			}
+			// A published base: chain is fetched, one node per base.
+			if want := chainLen(t, files, name); bases != want {
+				t.Errorf("%s: %d base nodes, its chain has %d bases", name, bases, want)
 			}
 		}
 	}

@@ -59,16 +59,33 @@
 //  2. It carries #sha256=.
 //  3. Cache first: a pin already in the cache (cas.Store.Get re-verifies)
 //     needs no network at all.
-//  4. Otherwise (and never with Offline) a file is fetched with
+//  4. Otherwise (and never with Offline) the shared registry tier is
+//     asked first when config.yaml names one (cache.oci; package
+//     ocicache, registry.go): a file as the blob whose digest is its pin,
+//     a directory as the manifest tagged tree-<pin>. The registry is
+//     untrusted storage: ocicache verifies every layer, every path and
+//     the tree hash, and resolve checks the pin again (cas.TreeHash, the
+//     one implementation). A miss goes on silently; refused content is a
+//     warning naming the registry and the digest (Result.Warnings) and the
+//     forge is asked (if that fails too, the error names both); an
+//     unreachable registry is one warning and is not asked again. Registry
+//     lookups run up to RegistryConcurrency at once, outside the
+//     Concurrency bound that protects forges. Then a file is fetched with
 //     fetch.Client.GetPinned, or forge FetchFile for a forge blob URL; a
 //     directory only with forge FetchTree, whose cas.TreeHash must equal
 //     the pin.
-//  5. The content is scanned (remote origin policy) and blocked content is
-//     an error; only then is it written to the cache.
+//  5. The content, from the registry as from the forge, is scanned
+//     (remote origin policy) and blocked content is an error; only then is
+//     it written to the cache. What came from the forge is then pushed to
+//     the registry when cache.oci.push is set, in the background (at most
+//     a few at a time); Resolve waits for the pushes before it returns,
+//     and a failed push is a warning, never an error.
 //  6. Every fetch and cache hit is appended to the audit log with the
 //     resolution's trace id, fetch_type "static" (or "base_resource" for
-//     what was reached through a remote base) and allowed_by naming the
-//     allowlist entry.
+//     what was reached through a remote base), allowed_by naming the
+//     allowlist entry and source: "cache", "registry" or "forge" (the
+//     reference's origin: its forge, or the https host of a plain file
+//     URL).
 //
 // # Concurrency and limits
 //
@@ -82,6 +99,11 @@
 // cancels everything else and is returned with the chain of references
 // that led to it ("harness/x.yaml -> skills[1] https://… ->
 // dependencies[0] https://…: reason").
+//
+// Options.Events (package progress) sees the work as it happens: a
+// ResourceAdded per node when it joins the graph, a ResourceDone when it is
+// materialised (CacheHit for the cache), and FetchStart/FetchEnd around
+// each network fetch (bytes, files, duration, error).
 //
 // # One skill
 //

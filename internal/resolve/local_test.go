@@ -12,6 +12,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/lock"
 )
 
@@ -151,44 +152,36 @@ func TestAgentSkillsAndPolicySchemas(t *testing.T) {
 	}
 }
 
-func corpusDir(t testing.TB) string {
-	d, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "fullsend-agents"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(d, "harness")); err != nil {
-		t.Skipf("corpus missing: %v", err)
-	}
-	return d
-}
-
-func TestCorpusLocalEveryForge(t *testing.T) {
-	dir := corpusDir(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "harness", "*.yaml"))
-	if len(files) < 7 {
-		t.Fatalf("%d corpus harnesses", len(files))
-	}
-	for _, f := range files {
-		for _, fg := range []string{"", "github", "gitlab", "jira"} {
-			o := localOpts(t, nil)
-			o.Forge = fg
-			res, err := Resolve(context.Background(), f, o)
-			if err != nil {
-				if fg == "jira" && strings.Contains(err.Error(), `no forge overlay "jira"`) {
-					continue
+// TestLibrariesLocalEveryForge resolves every harness of each library from
+// its local dir, with every forge overlay: every node is local and hashed.
+func TestLibrariesLocalEveryForge(t *testing.T) {
+	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
+		files, _ := filepath.Glob(filepath.Join(lib.Dir, "harness", "*.yaml"))
+		if len(files) < lib.MinHarnesses {
+			t.Fatalf("%d harnesses in %s", len(files), lib.Dir)
+		}
+		for _, f := range files {
+			for _, fg := range []string{"", "github", "gitlab", "jira"} {
+				o := localOpts(t, nil)
+				o.Forge = fg
+				res, err := Resolve(context.Background(), f, o)
+				if err != nil {
+					if fg == "jira" && strings.Contains(err.Error(), `no forge overlay "jira"`) {
+						continue
+					}
+					t.Fatalf("%s --forge %q: %v", filepath.Base(f), fg, err)
 				}
-				t.Fatalf("%s --forge %q: %v", filepath.Base(f), fg, err)
-			}
-			if len(res.Graph.Nodes) == 0 || res.Harness.Agent == "" || !filepath.IsAbs(res.Harness.Agent) {
-				t.Fatalf("%s: %d nodes, agent %q", filepath.Base(f), len(res.Graph.Nodes), res.Harness.Agent)
-			}
-			for _, n := range res.Graph.Nodes {
-				if n.Remote || n.SHA256 == "" {
-					t.Errorf("%s: %s %+v", filepath.Base(f), n.Field, n)
+				if len(res.Graph.Nodes) == 0 || res.Harness.Agent == "" || !filepath.IsAbs(res.Harness.Agent) {
+					t.Fatalf("%s: %d nodes, agent %q", filepath.Base(f), len(res.Graph.Nodes), res.Harness.Agent)
+				}
+				for _, n := range res.Graph.Nodes {
+					if n.Remote || n.SHA256 == "" {
+						t.Errorf("%s: %s %+v", filepath.Base(f), n.Field, n)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestLockRoundTripStaleAndFrozen(t *testing.T) {

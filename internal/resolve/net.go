@@ -17,6 +17,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge"
+	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
@@ -55,6 +56,13 @@ type Auditor interface {
 type Network struct {
 	Files FileFetcher
 	Forge ForgeFetcher
+	// Registry, when not nil, is the shared cache tier asked before the
+	// forge (config.yaml cache.oci; registry.go). Push pushes every
+	// verified, scanned forge fetch to it. RegistryErr is why the
+	// configured registry could not be set up (the forge is used).
+	Registry    Registry
+	Push        bool
+	RegistryErr error
 }
 
 // NewNetwork builds the fetch and forge clients the org config allows:
@@ -62,6 +70,15 @@ type Network struct {
 // cfg, forges from cfg.Forges with tokens read through getenv. tweak, when
 // not nil, may adjust the fetch options (tests: the test CA and resolver).
 func NewNetwork(cfg *config.Config, getenv func(string) string, tweak func(*fetch.Options)) *Network {
+	o := fetchOptions(cfg, tweak)
+	fc := fetch.New(o)
+	n := &Network{Files: fc, Forge: forge.New(fc, cfg.Forges, getenv)}
+	n.Registry, n.Push, n.RegistryErr = newRegistry(cfg, getenv, o)
+	return n
+}
+
+// fetchOptions is the fetch policy of cfg, adjusted by tweak (tests).
+func fetchOptions(cfg *config.Config, tweak func(*fetch.Options)) fetch.Options {
 	rr := cfg.Security.RemoteResources
 	o := fetch.Options{
 		AllowedDomains:         cfg.EffectiveAllowedDomains(),
@@ -72,8 +89,7 @@ func NewNetwork(cfg *config.Config, getenv func(string) string, tweak func(*fetc
 	if tweak != nil {
 		tweak(&o)
 	}
-	fc := fetch.New(o)
-	return &Network{Files: fc, Forge: forge.New(fc, cfg.Forges, getenv)}
+	return o
 }
 
 // Sentinels.
@@ -153,7 +169,7 @@ func (r *resolver) obtain(ctx context.Context, w want) (cas.Entry, bool, error) 
 			return cas.Entry{}, false, fmt.Errorf("%w: sha256 %s is a %s, referenced as a %s", ErrWrongType, w.digest, f.entry.Meta.Type, w.typ)
 		}
 		if f.err == nil {
-			r.auditHit(w, true)
+			r.auditHit(w, true, audit.SourceCache)
 		}
 		return f.entry, true, f.err
 	}
@@ -172,7 +188,7 @@ func (r *resolver) acquire(ctx context.Context, w want) (cas.Entry, bool, error)
 		if e.Meta.Type != w.typ {
 			return cas.Entry{}, false, fmt.Errorf("%w: sha256 %s is cached as a %s, referenced as a %s", ErrWrongType, w.digest, e.Meta.Type, w.typ)
 		}
-		r.auditHit(w, true)
+		r.auditHit(w, true, audit.SourceCache)
 		return e, true, nil
 	case errors.Is(err, cas.ErrNotFound), errors.Is(err, cas.ErrCorrupt):
 	default:
@@ -188,31 +204,62 @@ func (r *resolver) acquire(ctx context.Context, w want) (cas.Entry, bool, error)
 	if err != nil {
 		return cas.Entry{}, false, err
 	}
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return cas.Entry{}, false, ctx.Err()
-	}
 	start := time.Now()
-	files, content, err := r.download(ctx, n, w)
-	<-r.sem
+	progress.Emit(r.o.Events, progress.Event{Kind: progress.FetchStart, Name: w.url})
+	e, size, source, err := r.fetchScanStore(ctx, n, w)
+	ev := progress.Event{Kind: progress.FetchEnd, Name: w.url, Bytes: size, Duration: time.Since(start)}
+	if err != nil {
+		ev.Err = err.Error()
+	} else if w.typ == cas.TypeDirectory {
+		ev.Files = len(e.Files)
+	}
+	progress.Emit(r.o.Events, ev)
 	if err != nil {
 		return cas.Entry{}, false, err
 	}
+	r.auditHit(w, false, source)
+	r.progress(w, ev.Files, size, ev.Duration, source)
+	return e, false, nil
+}
+
+// fetchScanStore downloads w (see download), scans the content and
+// stores it in the cache; it returns the entry, the number of bytes
+// fetched and where they came from (audit.SourceRegistry or
+// audit.SourceForge). What came from the forge is then pushed to the
+// registry tier when configured (in the background; see push).
+func (r *resolver) fetchScanStore(ctx context.Context, n *Network, w want) (cas.Entry, int64, string, error) {
+	files, content, source, err := r.download(ctx, n, w)
+	if err != nil {
+		return cas.Entry{}, 0, "", err
+	}
+	e, size, err := r.scanStore(ctx, w, files, content)
+	if err != nil {
+		return cas.Entry{}, 0, "", err
+	}
+	if source == audit.SourceForge {
+		r.push(n, w, files, content)
+	}
+	return e, size, source, nil
+}
+
+// scanStore scans what download returned (remote policy) and stores it in
+// the cache only when the scan lets it through.
+func (r *resolver) scanStore(ctx context.Context, w want, files map[string][]byte, content []byte) (cas.Entry, int64, error) {
+	var e cas.Entry
 	meta := cas.Metadata{URL: w.url, FetchTime: r.now().UTC()}
 	m := scan.Meta{Path: w.url, Origin: scan.Remote, Kind: scanKind(w.kind)}
 	var size int64
 	if w.typ == cas.TypeDirectory {
 		res, err := r.o.Scanner.ScanFiles(ctx, files, m)
 		if err != nil {
-			return cas.Entry{}, false, fmt.Errorf("scanning %s: %w", w.url, err)
+			return cas.Entry{}, 0, fmt.Errorf("scanning %s: %w", w.url, err)
 		}
 		if err := res.Err(); err != nil {
-			return cas.Entry{}, false, err
+			return cas.Entry{}, 0, err
 		}
 		r.notice(res.Notices)
 		if e, err = r.o.Store.PutTree(w.digest, meta, files); err != nil {
-			return cas.Entry{}, false, err
+			return cas.Entry{}, 0, err
 		}
 		for _, b := range files {
 			size += int64(len(b))
@@ -222,24 +269,50 @@ func (r *resolver) acquire(ctx context.Context, w want) (cas.Entry, bool, error)
 		m.Path = strings.TrimSuffix(dir, "/")
 		res, err := r.o.Scanner.ScanFiles(ctx, map[string][]byte{name: content}, m)
 		if err != nil {
-			return cas.Entry{}, false, fmt.Errorf("scanning %s: %w", w.url, err)
+			return cas.Entry{}, 0, fmt.Errorf("scanning %s: %w", w.url, err)
 		}
 		if err := res.Err(); err != nil {
-			return cas.Entry{}, false, err
+			return cas.Entry{}, 0, err
 		}
 		r.notice(res.Notices)
 		if e, err = r.o.Store.PutFile(w.digest, meta, content); err != nil {
-			return cas.Entry{}, false, err
+			return cas.Entry{}, 0, err
 		}
 		size = int64(len(content))
 	}
-	r.auditHit(w, false)
-	r.progress(w, len(files), size, time.Since(start))
-	return e, false, nil
+	return e, size, nil
 }
 
-// download fetches w's bytes and verifies them against the pin.
-func (r *resolver) download(ctx context.Context, n *Network, w want) (map[string][]byte, []byte, error) {
+// download fetches w's bytes and verifies them against the pin: from the
+// registry tier when it has them (bounded by RegistryConcurrency), else
+// from the forge or https host (holding a slot of the concurrency bound
+// while it does). It returns where they came from. Registry content that
+// fails verification is reported (a warning) and the forge is asked; if
+// that fails too, the error names both.
+func (r *resolver) download(ctx context.Context, n *Network, w want) (map[string][]byte, []byte, string, error) {
+	files, content, ok, refused := r.fromRegistry(ctx, n, w)
+	if ok {
+		return files, content, audit.SourceRegistry, nil
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, "", ctx.Err()
+	}
+	files, content, err := r.fromOrigin(ctx, n, w)
+	<-r.sem
+	if err != nil {
+		if refused != nil {
+			err = fmt.Errorf("%w (after the registry copy was refused: %v)", err, refused)
+		}
+		return nil, nil, "", err
+	}
+	return files, content, audit.SourceForge, nil
+}
+
+// fromOrigin fetches w's bytes from the forge (or the https host of a
+// plain file URL) and verifies them against the pin.
+func (r *resolver) fromOrigin(ctx context.Context, n *Network, w want) (map[string][]byte, []byte, error) {
 	if w.typ == cas.TypeDirectory {
 		if w.loc == nil {
 			return nil, nil, fmt.Errorf("%s: %w", w.url, ErrNotForge)
@@ -248,12 +321,8 @@ func (r *resolver) download(ctx context.Context, n *Network, w want) (map[string
 		if err != nil {
 			return nil, nil, err
 		}
-		got, err := cas.TreeHash(files)
-		if err != nil {
+		if err := verifyTree(w, files); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", w.url, err)
-		}
-		if got != w.digest {
-			return nil, nil, fmt.Errorf("%s: %w: tree hash %s, pinned %s", w.url, fetch.ErrHashMismatch, got, w.digest)
 		}
 		return files, nil, nil
 	}
@@ -262,8 +331,8 @@ func (r *resolver) download(ctx context.Context, n *Network, w want) (map[string
 		if err != nil {
 			return nil, nil, err
 		}
-		if got := ref.SHA256(b); got != w.digest {
-			return nil, nil, fmt.Errorf("%s: %w: sha256 %s, pinned %s", w.url, fetch.ErrHashMismatch, got, w.digest)
+		if err := verifyFile(w, b); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", w.url, err)
 		}
 		return nil, b, nil
 	}
@@ -286,13 +355,13 @@ func scanKind(kind string) string {
 	return "other"
 }
 
-func (r *resolver) auditHit(w want, hit bool) {
+func (r *resolver) auditHit(w want, hit bool, source string) {
 	if r.o.Audit == nil || (hit && w.hitAudited) {
 		return
 	}
 	err := r.o.Audit.Append(audit.Entry{
 		TraceID: r.traceID, FetchTime: r.now().UTC(), URL: w.url, SHA256: string(w.digest),
-		FetchType: w.fetchType, AllowedBy: w.allowedBy, CacheHit: hit,
+		FetchType: w.fetchType, AllowedBy: w.allowedBy, CacheHit: hit, Source: source,
 	})
 	if err != nil {
 		r.mu.Lock()
@@ -303,7 +372,7 @@ func (r *resolver) auditHit(w want, hit bool) {
 	}
 }
 
-func (r *resolver) progress(w want, files int, size int64, d time.Duration) {
+func (r *resolver) progress(w want, files int, size int64, d time.Duration, source string) {
 	if r.o.Progress == nil {
 		return
 	}
@@ -312,7 +381,11 @@ func (r *resolver) progress(w want, files int, size int64, d time.Duration) {
 		what = fmt.Sprintf("%d files, %d bytes", files, size)
 	}
 	r.progressMu.Lock()
-	fmt.Fprintf(r.o.Progress, "fullsend: fetched %s (%s, %s)\n", w.url, what, d.Round(time.Millisecond))
+	from := ""
+	if source == audit.SourceRegistry {
+		from = " from the registry"
+	}
+	fmt.Fprintf(r.o.Progress, "fullsend: fetched %s%s (%s, %s)\n", w.url, from, what, d.Round(time.Millisecond))
 	r.progressMu.Unlock()
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/lock"
+	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
@@ -66,6 +67,11 @@ type Options struct {
 	Audit Auditor
 	// Progress receives one line per fetch (nil: silent).
 	Progress io.Writer
+	// Events receives the resolution's progress events (nil: none): a
+	// ResourceAdded per node of the graph, a ResourceDone when it is
+	// materialised (CacheHit for the cache), and a FetchStart and a
+	// FetchEnd around each network fetch.
+	Events progress.Sink
 	// Lock holds pinned entries to check the resolution against (nil:
 	// none). Frozen turns a stale or missing entry into an error.
 	Lock   *lock.File
@@ -80,6 +86,7 @@ type Options struct {
 	Yes     bool
 	Confirm func(prompt string) (bool, error)
 	// Concurrency bounds concurrent fetches (default DefaultConcurrency).
+	// Registry lookups have their own bound (RegistryConcurrency).
 	Concurrency int
 	// TraceID tags audit entries (default: random).
 	TraceID string
@@ -107,7 +114,9 @@ type Result struct {
 	// Remote is true for a harness given as a URL.
 	Remote  bool
 	TraceID string
-	// Warnings are stale-lock warnings (errors with Frozen).
+	// Warnings are stale-lock warnings (errors with Frozen), then the
+	// registry tier's: refused registry content, an unreachable registry,
+	// failed pushes (never errors: the forge was used instead).
 	Warnings []string
 	// Notices are harness and scanner notices.
 	Notices []string
@@ -165,6 +174,14 @@ type resolver struct {
 	notices    []string
 	noticeSeen map[string]bool
 
+	// registry tier (registry.go)
+	ctx         context.Context // the caller's: background pushes use it
+	regSem      chan struct{}
+	pushSem     chan struct{}
+	pushWG      sync.WaitGroup
+	warnings    []string
+	warnedKinds map[string]bool
+
 	// remote bases met while loading
 	bases    map[string]*Node
 	baseRefs map[string]bool
@@ -181,6 +198,7 @@ func Resolve(ctx context.Context, target string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.ctx = ctx
 	k, err := ref.Classify(target)
 	if err != nil {
 		return nil, fmt.Errorf("harness %w", err)
@@ -191,6 +209,7 @@ func Resolve(ctx context.Context, target string, o Options) (*Result, error) {
 	} else {
 		res, err = r.resolveLocal(ctx, target)
 	}
+	warnings := r.finish() // background pushes end here
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +221,7 @@ func Resolve(ctx context.Context, target string, o Options) (*Result, error) {
 	if err := r.checkLock(res); err != nil {
 		return nil, err
 	}
+	res.Warnings = append(res.Warnings, warnings...)
 	return res, nil
 }
 
@@ -231,6 +251,8 @@ func newResolver(o Options) (*resolver, error) {
 		maxDepth: rr.MaxDepth, maxRes: rr.MaxResources,
 		nodes: map[string]*Node{}, flights: map[ref.Digest]*flight{}, noticeSeen: map[string]bool{},
 		bases: map[string]*Node{}, baseRefs: map[string]bool{},
+		regSem: make(chan struct{}, RegistryConcurrency), pushSem: make(chan struct{}, pushConcurrency),
+		warnedKinds: map[string]bool{}, ctx: context.Background(),
 	}
 	if r.maxDepth <= 0 {
 		r.maxDepth = config.DefaultMaxDepth
@@ -503,6 +525,7 @@ func (r *resolver) link(ctx context.Context, g *errgroup.Group, chain []*Node, f
 	r.nodes[n.key] = n
 	parent.Edges = append(parent.Edges, Edge{Field: field, Ref: raw, To: n})
 	r.mu.Unlock()
+	progress.Emit(r.o.Events, progress.Event{Kind: progress.ResourceAdded, Name: n.label()})
 	sub := append(slices.Clone(chain), n)
 	g.Go(func() error { return r.process(ctx, g, sub) })
 	return nil
@@ -649,6 +672,7 @@ func (r *resolver) process(ctx context.Context, g *errgroup.Group, chain []*Node
 			return fail(err)
 		}
 	}
+	progress.Emit(r.o.Events, progress.Event{Kind: progress.ResourceDone, Name: n.label(), CacheHit: n.CacheHit})
 	refs, err := r.children(n, content)
 	if err != nil {
 		return fail(err)

@@ -34,7 +34,8 @@ type SkillResult struct {
 	// Graph.Nodes are its transitive dependencies in breadth-first order.
 	Graph   *Graph
 	TraceID string
-	// Notices are scanner notices.
+	// Notices are scanner notices, then the registry tier's warnings
+	// (see Result.Warnings).
 	Notices []string
 }
 
@@ -66,6 +67,7 @@ func ResolveSkill(ctx context.Context, req SkillRequest, o Options) (*SkillResul
 	if err != nil {
 		return nil, err
 	}
+	r.ctx = ctx
 	for i, p := range req.Allowed {
 		c, err := ref.CanonicalPrefix(p)
 		if err != nil {
@@ -100,7 +102,9 @@ func ResolveSkill(ctx context.Context, req SkillRequest, o Options) (*SkillResul
 	r.count = 1
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return r.process(gctx, g, []*Node{root}) })
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	warnings := r.finish() // background pushes end here
+	if err != nil {
 		return nil, err
 	}
 	graph := &Graph{Root: root}
@@ -113,5 +117,5 @@ func ResolveSkill(ctx context.Context, req SkillRequest, o Options) (*SkillResul
 	if r.auditErr != nil {
 		return nil, fmt.Errorf("audit log: %w", r.auditErr)
 	}
-	return &SkillResult{Graph: graph, TraceID: r.traceID, Notices: r.notices}, nil
+	return &SkillResult{Graph: graph, TraceID: r.traceID, Notices: append(r.notices, warnings...)}, nil
 }

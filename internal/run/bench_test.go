@@ -10,6 +10,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/run"
@@ -26,12 +27,10 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkRunOverheadCode -benchtime 20x ./internal/run/
 func BenchmarkRunOverheadCode(b *testing.B) {
-	if _, err := os.Stat(corpusDir); err != nil {
-		b.Skipf("corpus not found at %s", corpusDir)
-	}
+	lib := corpustest.Corpus(b)
 	needLocal(b)
-	root, _ := filepath.Abs(corpusDir)
-	file := filepath.Join(root, "harness", "code.yaml")
+	root := lib.Dir
+	file := filepath.Join(root, "harness", lib.Main+".yaml")
 	cfg, _, err := config.Load(root)
 	if err != nil {
 		b.Fatal(err)

@@ -8,18 +8,17 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/run"
 )
-
-// corpusDir is the shared corpus of real fullsend harnesses.
-var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus", "fullsend-agents")
 
 var varRe = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
@@ -53,22 +52,23 @@ func corpusEnv(t testing.TB, h *harness.Harness, env map[string]string) {
 	}
 }
 
-// TestCorpusHarnessesRunToTheAgentStep runs every corpus harness, without
-// and with each forge overlay, with the script runtime substituted: the
-// run must get through pre_script, both scans, provisioning (policy and
+// TestLibrariesRunToTheAgentStep runs every harness of each library,
+// without and with each forge overlay, with the script runtime substituted:
+// the run must get through pre_script, both scans, provisioning (policy and
 // profiles mapped), layout and bootstrap to the agent step, which runs. The
 // trivial script writes no result, so validation then fails: that is the
 // expected end.
-func TestCorpusHarnessesRunToTheAgentStep(t *testing.T) {
-	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skipf("corpus not found at %s", corpusDir)
-	}
+func TestLibrariesRunToTheAgentStep(t *testing.T) {
+	corpustest.Each(t, testRunToTheAgentStep)
+}
+
+func testRunToTheAgentStep(t *testing.T, lib corpustest.Library) {
 	needLocal(t)
-	files, _ := filepath.Glob(filepath.Join(corpusDir, "harness", "*.yaml"))
-	if len(files) == 0 {
-		t.Fatal("no corpus harnesses")
+	files, _ := filepath.Glob(filepath.Join(lib.Dir, "harness", "*.yaml"))
+	if len(files) < lib.MinHarnesses {
+		t.Fatalf("%d harnesses in %s", len(files), lib.Dir)
 	}
-	root, _ := filepath.Abs(corpusDir)
+	root := lib.Dir
 	cfg, _, err := config.Load(root)
 	if err != nil {
 		t.Fatal(err)
@@ -81,17 +81,41 @@ func TestCorpusHarnessesRunToTheAgentStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type job struct {
+		file, forge, name string
+		loaded            *harness.Harness
+	}
+	var jobs []job
 	for _, file := range files {
 		loaded, err := harness.Load(file, harness.LoadOptions{Root: root, Config: cfg})
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		forges := append([]string{""}, loaded.ForgeNames()...)
-		for _, forge := range forges {
+		for _, forge := range append([]string{""}, loaded.ForgeNames()...) {
 			name := strings.TrimSuffix(filepath.Base(file), ".yaml")
 			if forge != "" {
 				name += "+" + forge
 			}
+			jobs = append(jobs, job{file, forge, name, loaded})
+		}
+	}
+	for name := range lib.PlanSkills {
+		if !slices.ContainsFunc(jobs, func(j job) bool { return j.name == name }) {
+			t.Errorf("PlanSkills names %s: no such harness and overlay in %s", name, lib.Dir)
+		}
+	}
+	// A few runs at once: a run mostly waits (under -race every exec of
+	// the instrumented test binary in the sandbox sleeps a second at exit),
+	// and concurrent runs in one workspace are a case of their own.
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		file, forge, name, loaded := j.file, j.forge, j.name, j.loaded
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
 			t.Run(name, func(t *testing.T) {
 				env := map[string]string{}
 				corpusEnv(t, loaded, env)
@@ -108,14 +132,14 @@ func TestCorpusHarnessesRunToTheAgentStep(t *testing.T) {
 				if len(p.Spec.Network.Allow) == 0 {
 					t.Errorf("no network allowlist from the policy and profiles")
 				}
-				if name == "retro+github" {
+				if wants, ok := lib.PlanSkills[name]; ok {
 					var names []string
 					for _, s := range p.Skills {
 						names = append(names, s.Name)
 					}
-					for _, want := range []string{"retro-analysis-github", "finding-agent-runs-github", "retro-analysis", "github"} {
+					for _, want := range wants {
 						if !slices.Contains(names, want) {
-							t.Errorf("retro+github skills %v lack %s", names, want)
+							t.Errorf("%s skills %v lack %s", name, names, want)
 						}
 					}
 				}
@@ -134,14 +158,15 @@ func TestCorpusHarnessesRunToTheAgentStep(t *testing.T) {
 				}
 				for _, fd := range rep.Findings {
 					if fd.Severity == "critical" {
-						t.Errorf("critical finding in corpus content: %+v", fd)
+						t.Errorf("critical finding in library content: %+v", fd)
 					}
 				}
 				t.Logf("%s: %d skills, %d mounts, allow %v, notes %d", name, len(p.Skills), len(p.Spec.Mounts), p.Spec.Network.Allow, len(rep.Notes))
 			})
-		}
+		}()
 	}
+	wg.Wait()
 	if ents, _ := os.ReadDir(sbtmp); len(ents) != 0 {
-		t.Errorf("sandbox temp dir not empty after the corpus runs: %d entries", len(ents))
+		t.Errorf("sandbox temp dir not empty after the library runs: %d entries", len(ents))
 	}
 }

@@ -22,6 +22,10 @@
 // target repository and the scan options. It writes nothing and starts
 // nothing. Execute then runs the phases, each timed in the report:
 //
+//	preflight_check
+//	             validation_loop.preflight_check, `sh` on the host like a host
+//	             script (claude.go), log preflight_check.log; before it, a claude
+//	             CLI that cannot be found fails the run (Plan.CheckRuntime)
 //	pre_script   host, env.runner + FULLSEND_RUN_DIR/OUTPUT_DIR, log pre_script.log;
 //	             every host script runs in a fresh empty private directory, never
 //	             the run dir (whose output/ the agent wrote)
@@ -32,19 +36,32 @@
 //	             allow_runtime_fetch only: package fetchsvc on loopback; its
 //	             address joins Spec.Network.Services, FULLSEND_FETCH_URL/TOKEN
 //	             the agent's environment (never .env), log fetch.log
-//	provision    sandbox.Backend.Provision(plan.Spec)
+//	provision    sandbox.Backend.Provision(plan.Spec), bounded by the harness's
+//	             sandbox_timeout_seconds
 //	layout       /sandbox/workspace (.env, .env.d/, host files, the repo copy,
 //	             injections, .git/info/exclude), /sandbox/output, other host files
 //	bootstrap    Runtime.Bootstrap (claude-config: agents/<name>.md, skills/, plugins/)
 //	             and HooksBootstrap when implemented
+//	host_services
+//	             when the run has host services: the in-sandbox forwarder of
+//	             package hostsvc (the org's sandbox.host_services, plus for the
+//	             claude runtime a loopback endpoint of the runner's
+//	             FULLSEND_MODEL_BASE_URL / ANTHROPIC_BASE_URL; all in
+//	             Spec.Network.Services)
 //	scan_context /usr/local/bin/fullsend scan context --json --fail-mode M
 //	             --config-dir /sandbox/claude-config [--remote] <repo dir>
-//	agent[i]     Runtime.Run (CleanupIteration before i > 1), events to events.jsonl
+//	agent[i]     Runtime.Run (CleanupIteration before i > 1), events to events.jsonl;
+//	             verdict events (a hook denied a call or blocked its output, a
+//	             permission denial) are findings of phase agent[i]. At
+//	             timeout_minutes the run stops with status timeout (ErrTimeout):
+//	             no download, a bounded transcript save, teardown
 //	download[i]  /sandbox/output -> <run dir>/output
 //	validate[i]  schema (santhosh-tekuri/jsonschema/v6, no external $ref loaded)
 //	             and validation_loop.script (non-zero exit = invalid)
 //	post_script  only after a valid result; + FULLSEND_RESULT_FILE
-//	teardown     fetch service closed, Session.Terminate on a fresh context, on every path
+//	teardown     fetch service and host services closed, Session.Terminate on a
+//	             fresh context, on every path (the egress proxy cuts open
+//	             connections, so a slow model server never holds it)
 //
 // The in-sandbox scan runs after bootstrap, so it sees everything the
 // agent will load ("after all files are assembled", seed 002 step 9b).
@@ -126,7 +143,10 @@
 // network_policies and of each openshell profile becomes an allowlist entry
 // "host:port" (or "host" = ports 80 and 443), checked with
 // sandbox.ParseAllow; per-binary restrictions and providers are not
-// enforced (a note says so). timeout_minutes is the sandbox's per-exec wall
+// enforced (downgrade.go: a note in report.json and a warning printed
+// before anything runs; so are env.sandbox and env.runner variables unset
+// on the runner, and each sandbox limit the backend's Capabilities grade
+// below Enforced, printed before the sandbox is provisioned). timeout_minutes is the sandbox's per-exec wall
 // time and bounds the whole agent loop (default DefaultWallTime) and each
 // host script (default DefaultScriptTimeout).
 //
@@ -140,6 +160,16 @@
 // "blocked"). open: the same findings are recorded in report.json and
 // printed as warnings, and the run goes on. security.host_scanners: false
 // is ignored (with a note): host scans always run.
+// Plan.Scan.Accept (the fullsend dir's scan-accept.yaml, set by the CLI)
+// applies to the host scan and, uploaded to the sandbox (accept.go), to
+// the in-sandbox scan: an accepted finding is recorded (Accepted) and never
+// blocks.
+//
+// # Progress
+//
+// ExecOptions.Progress (package progress) receives each phase's start and
+// end and, from the runtime's events, each agent turn, tool call, model
+// retry and notice; the CLI renders them on stderr.
 //
 // # Run directory
 //

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
+	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
@@ -28,6 +29,11 @@ import (
 	_ "github.com/fullsend-ai/fullsend/internal/sandbox/docker"
 	_ "github.com/fullsend-ai/fullsend/internal/sandbox/local"
 )
+
+// TimeoutGrace is how long after timeout_minutes a run may take to stop:
+// transcript, sandbox teardown and report (the proxy cuts the agent's
+// open connections at teardown).
+const TimeoutGrace = 5 * time.Second
 
 // TeardownTimeout bounds sandbox termination (which runs on a fresh
 // context, so it also happens after cancellation).
@@ -45,8 +51,9 @@ type ExecOptions struct {
 	SandboxOptions sandbox.Options
 	// Runtime runs the agent (nil: runtime.Get(plan.Runtime)).
 	Runtime runtime.Runtime
-	// Progress receives one line per phase (nil: silent).
-	Progress io.Writer
+	// Progress receives the run's progress events: each phase's start and
+	// end, the agent's turns and tool calls, model retries (nil: none).
+	Progress progress.Sink
 	// Warn receives warnings: open-mode findings, notes (nil: discarded).
 	Warn io.Writer
 	// Now is the clock (default time.Now).
@@ -73,7 +80,8 @@ type execution struct {
 	getenv func(string) string
 
 	backend  sandbox.Backend
-	sess     sandbox.Session
+	sess     sandbox.Session // watch, once provisioned
+	watch    *limitWatch
 	rt       runtime.Runtime
 	pipeline *scan.Pipeline
 	bin      runtime.BootstrapInput
@@ -82,6 +90,13 @@ type execution struct {
 
 	evMu   sync.Mutex
 	events *os.File
+
+	// claude.go: the host services forwarder, the current iteration and
+	// tool names by call id (for verdict findings).
+	stopHostServices func()
+	timedOut         bool
+	iteration        int
+	toolNames        map[string]string
 }
 
 // BlockedError is a run stopped by a security scan (fail_mode closed). It
@@ -202,6 +217,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		x.events.Close()
 		x.events = nil
 		x.evMu.Unlock()
+		err = x.limitErr(err)
 		x.finish(ctx, err)
 		if werr := x.report.write(); werr != nil && err == nil {
 			err = fmt.Errorf("run %s: writing %s: %w", id, ReportFile, werr)
@@ -213,6 +229,17 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 
 func (x *execution) execute(ctx context.Context) error {
 	p := x.plan
+	x.warnPlanDowngrades()
+	if x.o.Runtime == nil {
+		if err := p.CheckRuntime(); err != nil {
+			return err
+		}
+	}
+	if p.PreflightCheck != "" {
+		if err := x.phase("preflight_check", func() error { return x.runPreflight(ctx) }); err != nil {
+			return err
+		}
+	}
 	if p.PreScript != "" {
 		if err := x.phase("pre_script", func() error {
 			return runHostScript(ctx, "pre_script", p.PreScript, filepath.Join(x.dir, PreScriptLog), x.scriptEnv(nil), p.ScriptTimeout)
@@ -236,6 +263,11 @@ func (x *execution) execute(ctx context.Context) error {
 	}
 	if err := x.phase("bootstrap", func() error { return x.bootstrap(ctx) }); err != nil {
 		return err
+	}
+	if len(p.HostServices) > 0 {
+		if err := x.phase("host_services", func() error { return x.startHostServices(ctx) }); err != nil {
+			return err
+		}
 	}
 	if err := x.phase("scan_context", func() error { return x.scanContext(ctx) }); err != nil {
 		return err
@@ -278,6 +310,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // phase runs f as a named phase, recording its timing and outcome and
 // printing a progress line.
 func (x *execution) phase(name string, f func() error) error {
+	progress.Emit(x.o.Progress, progress.Event{Kind: progress.PhaseStart, Name: name})
 	start := time.Now()
 	err := f()
 	ph := Phase{Name: name, Status: "ok", DurationMS: ms(time.Since(start))}
@@ -285,9 +318,7 @@ func (x *execution) phase(name string, f func() error) error {
 		ph.Status, ph.Error = "failed", err.Error()
 	}
 	x.report.Phases = append(x.report.Phases, ph)
-	if x.o.Progress != nil {
-		fmt.Fprintf(x.o.Progress, "fullsend: %-14s %-6s %8.1f ms\n", name, ph.Status, ph.DurationMS)
-	}
+	progress.Emit(x.o.Progress, progress.Event{Kind: progress.PhaseEnd, Name: name, Status: ph.Status, Duration: time.Since(start)})
 	return err
 }
 
@@ -322,9 +353,9 @@ func (x *execution) record(phase string, fs []scan.Finding, blocked bool) {
 	for _, f := range fs {
 		x.report.Findings = append(x.report.Findings, FindingRecord{
 			Phase: phase, Path: f.Path, Scanner: f.Scanner, Rule: f.Rule, Severity: f.Severity.String(),
-			Line: f.Line, Column: f.Column, Message: f.Message, Blocked: blocked && f.Severity == scan.Critical,
+			Line: f.Line, Column: f.Column, Message: f.Message, Blocked: blocked && f.Blocks(), Accepted: f.Accepted,
 		})
-		if !blocked && f.Severity == scan.Critical {
+		if !blocked && f.Blocks() {
 			loc := f.Path
 			if f.Line > 0 {
 				loc = fmt.Sprintf("%s:%d:%d", f.Path, f.Line, f.Column)
@@ -427,14 +458,21 @@ func (x *execution) provision(ctx context.Context) error {
 	}
 	x.backend = b
 	x.report.Sandbox.Capabilities = b.Capabilities()
+	x.warnBackendDowngrades(b.Name(), x.report.Sandbox.Capabilities)
 	spec := x.plan.Spec
 	spec.Env = map[string]string{"FULLSEND_OUTPUT_DIR": OutputDir}
 	spec.Network.Services = append(slices.Clone(spec.Network.Services), x.fetch.Services()...)
+	if x.plan.ProvisionTimeout > 0 { // sandbox_timeout_seconds
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, x.plan.ProvisionTimeout)
+		defer cancel()
+	}
 	s, err := b.Provision(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("sandbox %s: %w", b.Name(), err)
 	}
-	x.sess = s
+	x.watch = &limitWatch{Session: s, limits: x.plan.Limits}
+	x.sess = x.watch
 	x.report.Sandbox.SessionID = s.ID()
 	x.fetch.Attach(s, skillNames(x.plan.Skills))
 	if x.o.OnProvisioned != nil {
@@ -495,6 +533,11 @@ func (x *execution) scanContext(ctx context.Context) error {
 			break
 		}
 	}
+	if acc, err := x.uploadAcceptances(ctx); err != nil {
+		return err
+	} else if acc != "" {
+		args = append(args, "--accept", acc)
+	}
 	dir := x.plan.RepoDir()
 	args = append(args, dir)
 	res, err := x.sess.Exec(ctx, sandbox.ExecRequest{
@@ -511,7 +554,7 @@ func (x *execution) scanContext(ctx context.Context) error {
 		x.record("scan_context", out.Findings, false)
 	case res.ExitCode == 1 && parsed && closed:
 		x.record("scan_context", out.Findings, true)
-		c := out.Critical()
+		c := out.Blocking()
 		first := ""
 		if len(c) > 0 {
 			first = fmt.Sprintf(": %s:%d: %s: %s", c[0].Path, c[0].Line, c[0].Rule, c[0].Message)
@@ -547,10 +590,19 @@ func firstLine(bufs ...[]byte) string {
 
 // onEvent appends a runtime event to events.jsonl and counts errors.
 func (x *execution) onEvent(e runtime.Event) {
+	x.progressEvent(e)
 	x.evMu.Lock()
 	defer x.evMu.Unlock()
-	if e.Kind == runtime.EventError {
+	switch e.Kind {
+	case runtime.EventError:
 		x.report.Events.Errors++
+	case runtime.EventToolCall:
+		if x.toolNames == nil {
+			x.toolNames = map[string]string{}
+		}
+		x.toolNames[e.ID] = e.Name
+	case runtime.EventVerdict:
+		x.verdict(e)
 	}
 	if x.events == nil {
 		return
@@ -603,6 +655,7 @@ func (x *execution) agentLoop(ctx context.Context) error {
 		it := Iteration{N: i}
 		start := time.Now()
 		var agentErr error
+		x.iteration = i
 		err := x.phase(fmt.Sprintf("agent[%d]", i), func() error {
 			if i > 1 {
 				if err := x.rt.CleanupIteration(actx, x.sess); err != nil {
@@ -644,6 +697,14 @@ func (x *execution) agentLoop(ctx context.Context) error {
 			}
 			return nil
 		})
+		if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+			// The wall time is over: the run stops here (no download with
+			// an expired context, no further iteration).
+			it.DurationMS = ms(time.Since(start))
+			x.report.Validation.Iterations = append(x.report.Validation.Iterations, it)
+			x.timedOut = true
+			return p.timeoutError()
+		}
 		if err == nil {
 			err = x.phase(fmt.Sprintf("download[%d]", i), func() error { return x.download(actx) })
 		}
@@ -756,7 +817,11 @@ func lastLines(b []byte, n int) string {
 // event log when the runtime keeps none.
 func (x *execution) saveTranscript() {
 	if th, ok := x.rt.(runtime.TranscriptHandler); ok && x.sess != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), TeardownTimeout)
+		limit := TeardownTimeout
+		if x.timedOut {
+			limit = TimeoutGrace / 2 // the run is already past its deadline
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		if err := th.SaveTranscript(ctx, x.sess, x.dir); err != nil {
 			x.note("transcript: " + err.Error())
@@ -804,6 +869,9 @@ func (x *execution) startFetch(ctx context.Context) error {
 // teardown stops the fetch service and terminates the sandbox on a fresh
 // context.
 func (x *execution) teardown() {
+	if x.stopHostServices != nil {
+		x.stopHostServices()
+	}
 	if x.fetch != nil {
 		x.fetch.Close()
 		x.report.Events.RuntimeFetches = x.fetch.Service().Used()
@@ -841,6 +909,8 @@ func (x *execution) finish(ctx context.Context, err error) {
 		r.Status, r.ExitCode = StatusBlocked, 1
 	case errors.As(err, &ie):
 		r.Status, r.ExitCode = StatusInvalid, 1
+	case errors.Is(err, ErrTimeout):
+		r.Status, r.ExitCode = StatusTimeout, 1
 	default:
 		r.Status, r.ExitCode = StatusFailed, 1
 	}

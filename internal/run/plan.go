@@ -18,6 +18,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -71,6 +72,15 @@ type Options struct {
 	Resume   string // --resume RUN_ID (native runtime)
 	// RuntimeOptions are extra RunInput.Options (runtime specific).
 	RuntimeOptions map[string]string
+	// ClaudeBinary is --claude-binary: the runner's Claude Code CLI (a host
+	// path or a command on PATH); "" = config runtimes.claude.binary, then
+	// claude on PATH (claude.go).
+	ClaudeBinary string
+	// ClaudeOptions are the claude runtime's RunInput.Options from the
+	// command line (they replace RuntimeOptions when the runtime is
+	// claude), and Model its --model (overrides the harness model:).
+	ClaudeOptions map[string]string
+	Model         string
 	// Getenv reads the runner's environment (${VAR} expansion, host
 	// scripts). Default os.Getenv.
 	Getenv func(string) string
@@ -156,6 +166,21 @@ type Plan struct {
 	Harness *harness.Harness `json:"-"`
 	Config  *config.Config   `json:"-"`
 	Notes   []string         `json:"notes,omitempty"`
+	// Downgrades are the notes that say an enforcement is weaker than the
+	// harness asked for (also in Notes); Execute prints them as warnings
+	// before anything runs (downgrade.go).
+	Downgrades []string `json:"downgrades,omitempty"`
+
+	// Claude is how the claude runtime's CLI enters the sandbox (local
+	// backend); HostServices are the runner-host endpoints the sandbox
+	// reaches at the same address; ProvisionTimeout is the harness's
+	// sandbox_timeout_seconds; PreflightCheck its
+	// validation_loop.preflight_check (claude.go).
+	Claude           *claude.Install `json:"claude,omitempty"`
+	HostServices     []HostService   `json:"host_services,omitempty"`
+	ProvisionTimeout time.Duration   `json:"provision_timeout,omitempty"`
+	PreflightCheck   string          `json:"preflight_check,omitempty"`
+	runtimeErr       error
 }
 
 // RepoDir is the sandbox path of the agent's working directory.
@@ -300,14 +325,14 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	var missing []string
 	p.SandboxEnv, missing = expandMap(h.Env.Sandbox, o.Getenv)
 	if len(missing) > 0 {
-		p.Notes = append(p.Notes, "env.sandbox: unset on the runner (empty): "+strings.Join(missing, ", "))
+		p.downgrade("env.sandbox: unset on the runner (empty): " + strings.Join(missing, ", "))
 	}
 	if p.Runtime == native.Name {
 		p.dropModelKey(o.Getenv)
 	}
 	p.RunnerEnv, missing = expandMap(h.Env.Runner, o.Getenv)
 	if len(missing) > 0 {
-		p.Notes = append(p.Notes, "env.runner: unset on the runner (empty): "+strings.Join(missing, ", "))
+		p.downgrade("env.runner: unset on the runner (empty): " + strings.Join(missing, ", "))
 	}
 
 	// Host files.
@@ -340,6 +365,11 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		return nil, err
 	}
 
+	// The agent CLI, host services, upstream run fields (claude.go).
+	if err := p.planAgentCLI(h, cfg, o); err != nil {
+		return nil, err
+	}
+
 	// Target repository.
 	if err := p.planTarget(o); err != nil {
 		return nil, err
@@ -365,7 +395,7 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		p.Notes = append(p.Notes, "security.host_scanners: false ignored: host-side scans always run")
 	}
 	if len(h.Providers) > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("providers: %d OpenShell provider file(s) not applied (credentials reach the sandbox through env.sandbox and host_files)", len(h.Providers)))
+		p.downgrade(fmt.Sprintf("providers: %d OpenShell provider file(s) not applied (credentials reach the sandbox through env.sandbox and host_files)", len(h.Providers)))
 	}
 
 	p.Prompt = o.Prompt
@@ -574,7 +604,7 @@ func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
 		allow = append(allow, e...)
 	}
 	if len(allow) > 0 {
-		p.Notes = append(p.Notes, "network: per-binary restrictions of policies and profiles are not enforced; every process may reach the allowed endpoints")
+		p.downgrade("network: per-binary restrictions of policies and profiles are not enforced; every process may reach the allowed endpoints")
 	}
 	p.Spec.Network.Allow = sortedUnique(allow)
 	p.Spec.Limits.WallTime = p.WallTime
@@ -582,6 +612,9 @@ func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
 	p.Spec.Limits.MemoryBytes = p.Limits.MemoryBytes
 	p.Spec.Limits.Pids = int(p.Limits.Pids)
 	p.Spec.Limits.CPUs = p.Limits.CPUs
+	p.Spec.Limits.TmpBytes = p.Limits.TmpBytes
+	p.Spec.Limits.WorkspaceBytes = p.Limits.WorkspaceBytes
+	p.Spec.Limits.OutputBytes = p.Limits.OutputBytes
 	p.Spec.Image = h.Image
 	if p.Spec.Image == "" {
 		p.Spec.Image = cfg.Sandbox.Docker.Image

@@ -65,14 +65,13 @@ func TestPlanRuntimeSelection(t *testing.T) {
 func TestPlanPolicyMapping(t *testing.T) {
 	f := newFixture(t)
 	// Existing host paths outside what the backend provides (only planned,
-	// nothing is mounted here): the package directory and its parent.
-	extra, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	extraRW := filepath.Dir(extra)
-	if strings.HasPrefix(extra, "/tmp/") || strings.HasPrefix(extra, "/usr/") {
-		t.Skip("package directory inside a backend-provided tree")
+	// nothing is mounted here). Fixed paths, not the checkout's: a clone
+	// under /tmp or /usr is inside a provided tree and would prove nothing.
+	extra, extraRW := "/var/lib", "/var"
+	for _, d := range []string{extra, extraRW} {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			t.Fatalf("premise: %s must be a directory on this host: %v", d, err)
+		}
 	}
 	f.write("policies/p.yaml", `version: 1
 filesystem_policy:

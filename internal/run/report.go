@@ -15,6 +15,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
 // ReportVersion is the format version of report.json.
@@ -37,6 +38,7 @@ const (
 	StatusFailed    = "failed"    // a phase failed (see Error)
 	StatusBlocked   = "blocked"   // a security scan blocked the run (fail_mode closed)
 	StatusInvalid   = "invalid"   // the agent ran but its result never validated
+	StatusTimeout   = "timeout"   // the agent ran past timeout_minutes
 	StatusCanceled  = "canceled"  // interrupted (Ctrl-C, SIGTERM)
 	StatusRunning   = "running"   // report written before the run ended (crash)
 )
@@ -127,7 +129,7 @@ type EventSummary struct {
 
 // FindingRecord is one scan finding with the phase that produced it.
 type FindingRecord struct {
-	Phase    string `json:"phase"` // host_scan | scan_context
+	Phase    string `json:"phase"` // host_scan | scan_context | agent[N] (a verdict of a sandbox hook)
 	Path     string `json:"path"`
 	Scanner  string `json:"scanner"`
 	Rule     string `json:"rule"`
@@ -136,6 +138,9 @@ type FindingRecord struct {
 	Column   int    `json:"column,omitempty"`
 	Message  string `json:"message"`
 	Blocked  bool   `json:"blocked"`
+	// Accepted: a reviewer accepted this finding for these bytes
+	// (scan-accept.yaml); it never blocks.
+	Accepted *scan.Accepted `json:"accepted,omitempty"`
 }
 
 // Validation is the validation loop's record.

@@ -139,6 +139,12 @@ const (
 	EventUsage      EventKind = "usage"       // token counts of one turn
 	EventResult     EventKind = "result"      // final outcome of the iteration
 	EventInfo       EventKind = "info"        // runtime notices (init, model, session id)
+	// EventVerdict: a security check stopped a tool call or flagged its
+	// output (Name = the hook, ID = call id, Rule, Text = reason).
+	EventVerdict EventKind = "verdict"
+	// EventRetry: a failed call is tried again (Name = what, Text = why,
+	// Attempt = the attempt that comes next, WaitMS = the wait before it).
+	EventRetry EventKind = "retry"
 )
 
 // MaxEventText bounds Event.Text; longer text is cut and marked.
@@ -156,6 +162,9 @@ type Event struct {
 	InputTokens  int64     `json:"input_tokens,omitempty"`
 	OutputTokens int64     `json:"output_tokens,omitempty"`
 	CostUSD      float64   `json:"cost_usd,omitempty"`
+	Rule         string    `json:"rule,omitempty"`    // EventVerdict: what matched
+	Attempt      int       `json:"attempt,omitempty"` // EventRetry
+	WaitMS       int64     `json:"wait_ms,omitempty"` // EventRetry
 }
 
 // Truncate cuts s to MaxEventText bytes (on a rune boundary), marking the cut.

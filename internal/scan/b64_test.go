@@ -3,6 +3,8 @@ package scan
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 )
 
 // base64BlobsByByte is the byte-at-a-time definition base64Blobs must agree
@@ -39,7 +41,8 @@ func base64BlobsByByte(b []byte) [][2]int {
 func TestBase64BlobsMatchesBytes(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	frags := []string{"aGVsbG8gd29ybGQ", "QUJD", "abc", "XYZ", "09", "+/", "-_=", " ", "\n", ".", "é", "\x00", "!", "~"}
-	check := func(b []byte) {
+	check := func(t *testing.T, b []byte) {
+		t.Helper()
 		got, want := base64Blobs(b), base64BlobsByByte(b)
 		if len(got) != len(want) {
 			t.Fatalf("%q: got %v, want %v", b, got, want)
@@ -55,7 +58,13 @@ func TestBase64BlobsMatchesBytes(t *testing.T) {
 		for j := rng.Intn(30); j >= 0; j-- {
 			b = append(b, frags[rng.Intn(len(frags))]...)
 		}
-		check(b)
+		check(t, b)
 	}
-	check(corpusMarkdown(t))
+	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
+		md := libraryMarkdown(t, lib)
+		if len(base64Blobs(md)) == 0 {
+			t.Fatal("no base64-like blob in the library's Markdown")
+		}
+		check(t, md)
+	})
 }

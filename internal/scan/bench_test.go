@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 )
 
 // cpuTime is the CPU time (user+system) this process has used. On a shared,
@@ -26,9 +28,9 @@ func reportCPU(b *testing.B, start time.Duration, size int) {
 	}
 }
 
-// corpusMarkdown concatenates every markdown file of the corpus.
-func corpusMarkdown(b testing.TB) []byte {
-	files := corpusFiles(b)
+// libraryMarkdown concatenates every markdown file of an agents library.
+func libraryMarkdown(b testing.TB, lib corpustest.Library) []byte {
+	files := libraryFiles(b, lib)
 	var names []string
 	for n := range files {
 		if strings.HasSuffix(n, ".md") {
@@ -46,9 +48,10 @@ func corpusMarkdown(b testing.TB) []byte {
 
 // BenchmarkPipelineMarkdown measures the non-ML pipeline (unicode,
 // injection, secrets, ssrf) over the corpus markdown, as remote content (all
-// scanners on). Run with -cpu 1 for the per-core figure.
+// scanners on). Run with -cpu 1 for the per-core figure. It needs the
+// corpus (FULLSEND_CORPUS): README's figure is measured on it.
 func BenchmarkPipelineMarkdown(b *testing.B) {
-	data := corpusMarkdown(b)
+	data := libraryMarkdown(b, corpustest.Corpus(b))
 	p, err := New(DefaultOptions())
 	if err != nil {
 		b.Fatal(err)
@@ -68,7 +71,7 @@ func BenchmarkPipelineMarkdown(b *testing.B) {
 }
 
 func benchScanner(b *testing.B, s Scanner) {
-	data := corpusMarkdown(b)
+	data := libraryMarkdown(b, corpustest.Corpus(b))
 	ctx := context.Background()
 	m := Meta{Path: "corpus.md", Origin: Remote}
 	b.SetBytes(int64(len(data)))

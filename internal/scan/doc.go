@@ -36,7 +36,11 @@
 // homoglyphs, in comments or in base64 are found, and reported as disguised.
 // The patterns need an imperative aimed at the agent's instructions or
 // secrets, not mere vocabulary: real skills talk about tokens, curl, system
-// prompts and injection defence (the test corpus proves they pass). Speed:
+// prompts and injection defence (the test corpus proves they pass).
+// Phrases quoted or listed as examples (an override phrase in quotes or
+// backticks next to a word such as "like", "avoid" or "phrases", a list of
+// phrases to avoid, a string literal in a fenced code block) are warnings,
+// not critical; mention.go gives the exact rule and its residual risk. Speed:
 // most patterns have a cheap necessary condition (injpre.go: the next word,
 // a short word walk to the determiner or secret word, a '|' on the line…)
 // checked before the regex; TestInjectionPrechecksNecessary holds each to
@@ -107,14 +111,27 @@
 //
 // # Fail modes and findings
 //
-// fail_mode closed (default): a critical finding blocks (Result.Blocked,
-// Result.Err wraps ErrBlocked). open: the same findings are reported, nothing
-// blocks, and the ML layer's unavailability is only a warning. A scanner
-// that fails is itself a finding (critical in closed mode): a scan that did
-// not run never passes. Every finding is appended to the findings JSONL
+// fail_mode closed (default): a critical finding that is not accepted
+// blocks (Result.Blocked, Result.Err wraps ErrBlocked). open: the same
+// findings are reported, nothing blocks, and the ML layer's unavailability
+// is only a warning. A scanner that fails is itself a finding (critical in
+// closed mode): a scan that did not run never passes. Every finding is appended to the findings JSONL
 // (FindingsPath: <cache dir>/findings.jsonl, beside audit.jsonl) with time,
 // origin, kind, fail mode and whether the content was blocked, via
 // audit.AppendJSONL (one write per line, 0600).
+//
+// # Accepted findings
+//
+// A reviewed false positive is accepted in the fullsend dir's
+// scan-accept.yaml (AcceptFile; format in ParseAcceptances): rule id,
+// sha256 of the exact bytes, reason and who. Options.Accept carries the
+// entries and Pipeline.Scan applies them, the only place they take
+// effect: every finding carries the sha256 of its content (Finding.SHA256),
+// a finding whose (rule, sha256) is accepted is marked Finding.Accepted,
+// keeps its severity, is still reported and logged, and does not block
+// (Finding.Blocks). Changed bytes have another hash and are judged afresh;
+// fetched content is no exception. Findings that say a scan did not run
+// (…/error, llm-guard/unavailable) can never be accepted.
 //
 // Findings carry 1-based line and rune column, and an excerpt in which
 // invisible runes are written <U+XXXX> and invalid bytes <0xXX>; excerpts

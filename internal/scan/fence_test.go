@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand"
 	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 )
 
 // fencedRangesByLine is the line-by-line definition fencedRanges must
@@ -53,7 +55,16 @@ func TestFencedRangesMatchesLines(t *testing.T) {
 			}
 		}
 	}
-	if got, want := fencedRanges(corpusMarkdown(t)), fencedRangesByLine(corpusMarkdown(t)); len(got) != len(want) || len(got) == 0 {
-		t.Fatalf("corpus: %d ranges, want %d", len(got), len(want))
-	}
+	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
+		md := libraryMarkdown(t, lib)
+		got, want := fencedRanges(md), fencedRangesByLine(md)
+		if len(got) != len(want) || len(got) == 0 {
+			t.Fatalf("%d ranges, want %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("range %d: got %v, want %v", i, got[i], want[i])
+			}
+		}
+	})
 }

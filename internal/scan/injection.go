@@ -252,6 +252,13 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 	}
 	ln := newLines(content)
 	var fences [][2]int
+	fencesDone := false
+	fenced := func() [][2]int {
+		if !fencesDone {
+			fences, fencesDone = fencedRanges(content), true
+		}
+		return fences
+	}
 	out := make([]Finding, 0, len(hits))
 	var caps ruleCap
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].start < hits[j].start })
@@ -268,10 +275,7 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 		f := Finding{Scanner: "injection", Rule: r.id, Severity: Critical, Path: m.Path, Line: line, Column: col,
 			Excerpt: ln.excerpt(h.start, h.end)}
 		if r.id == RulePipeShell && h.wrapper == "" && !h.hidden {
-			if fences == nil {
-				fences = fencedRanges(content)
-			}
-			if inRanges(fences, h.start) && httpsOnly(h.text) {
+			if inRanges(fenced(), h.start) && httpsOnly(h.text) {
 				// Documentation showing an install step (a Dockerfile RUN
 				// line) rather than telling the agent to run it.
 				f.Severity = Warning
@@ -289,6 +293,10 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 			f.Message = fmt.Sprintf("%s: %s", r.what, quoted)
 			if h.hidden {
 				f.Message += " (disguised with invisible, tag or look-alike characters)"
+			} else if mentionRule(r.id) && isMention(content, h.start, h.end, fenced()) {
+				// Documentation quoting the phrase as an example (mention.go).
+				f.Severity = Warning
+				f.Message += " (quoted or listed as an example, not an instruction)"
 			}
 		}
 		out = append(out, f)

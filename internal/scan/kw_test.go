@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"sort"
 	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/corpustest"
 )
 
 // naiveFind is the reference for kwMatcher.find: every occurrence of every
@@ -196,7 +198,7 @@ func TestKWFindMatchesRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := e.all
-	check := func(b []byte) {
+	check := func(t *testing.T, b []byte) {
 		t.Helper()
 		var got, want [][2]int
 		m.find(b, func(off, k int) { got = append(got, [2]int{off, k}) })
@@ -227,28 +229,27 @@ func TestKWFindMatchesRef(t *testing.T) {
 			}
 			b = append(b, f...)
 		}
-		check(b)
+		check(t, b)
 		r := make([]byte, rng.Intn(16))
 		for i := range r {
 			r[i] = byte(rng.Intn(256))
 		}
-		check(r)
+		check(t, r)
 	}
-	files := corpusFiles(t)
-	var names []string
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		t.Fatal("no corpus files")
-	}
-	for _, name := range names {
-		b := files[name]
-		check(b)
-		for cut := max(0, len(b)-6); cut < len(b); cut++ {
-			check(b[:cut])
+	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
+		files := libraryFiles(t, lib)
+		var names []string
+		for name := range files {
+			names = append(names, name)
 		}
-		check(bytes.ToUpper(b))
-	}
+		sort.Strings(names)
+		for _, name := range names {
+			b := files[name]
+			check(t, b)
+			for cut := max(0, len(b)-6); cut < len(b); cut++ {
+				check(t, b[:cut])
+			}
+			check(t, bytes.ToUpper(b))
+		}
+	})
 }

@@ -2,6 +2,8 @@ package scan
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -29,6 +31,7 @@ type Pipeline struct {
 	ssrf        Scanner
 	ml          Scanner // nil when not configured
 	notices     []string
+	accept      *Acceptances
 	findingsLog string
 	now         func() time.Time
 }
@@ -82,6 +85,7 @@ func New(o Options) (*Pipeline, error) {
 		p.ml = NewLLMGuardScanner(o.LLMGuard, token, p.local.MLThreshold, p.remote.MLThreshold, p.failMode)
 	}
 	p.findingsLog = o.FindingsLog
+	p.accept = o.Accept
 	return p, nil
 }
 
@@ -159,8 +163,18 @@ func (p *Pipeline) Scan(ctx context.Context, content []byte, m Meta) (*Result, e
 		r.Findings = append(r.Findings, fs...)
 	}
 	sortFindings(r.Findings)
+	if len(r.Findings) > 0 {
+		sum := sha256.Sum256(content)
+		hexsum := hex.EncodeToString(sum[:])
+		for i := range r.Findings {
+			r.Findings[i].SHA256 = hexsum
+		}
+	}
+	// Reviewed findings accepted for these exact bytes do not block: the
+	// only place acceptances apply.
+	applyAcceptances(p.accept, r.Findings)
 	for _, f := range r.Findings {
-		if f.Severity == Critical && p.failMode == FailClosed {
+		if f.Blocks() && p.failMode == FailClosed {
 			r.Blocked = true
 		}
 	}

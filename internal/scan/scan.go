@@ -100,7 +100,24 @@ type Finding struct {
 	Column   int      `json:"column"`
 	Message  string   `json:"message"`
 	Excerpt  string   `json:"excerpt,omitempty"`
+	// SHA256 is the hash of the scanned content the finding is in: what an
+	// acceptance names (scan-accept.yaml).
+	SHA256 string `json:"sha256,omitempty"`
+	// Accepted is set when a reviewer accepted this rule for these exact
+	// bytes: the finding keeps its severity and is reported, but never
+	// blocks.
+	Accepted *Accepted `json:"accepted,omitempty"`
 }
+
+// Accepted says who accepted a finding and why (from scan-accept.yaml).
+type Accepted struct {
+	Who    string `json:"who"`
+	Reason string `json:"reason"`
+}
+
+// Blocks reports whether f blocks in fail mode closed: critical and not
+// accepted.
+func (f Finding) Blocks() bool { return f.Severity == Critical && f.Accepted == nil }
 
 // Scanner inspects content. Implementations must be safe for concurrent use,
 // must not modify content, and return findings in content order. An error
@@ -161,6 +178,9 @@ type Options struct {
 	Getenv func(string) string
 	// Notices are carried into every Result (e.g. from OptionsFromConfig).
 	Notices []string
+	// Accept holds the reviewed findings accepted in the fullsend dir's
+	// scan-accept.yaml (nil: none). See Acceptance.
+	Accept *Acceptances
 }
 
 // DefaultOptions is the policy without any configuration: fail mode closed,
@@ -178,7 +198,8 @@ func DefaultOptions() Options {
 type Result struct {
 	Findings []Finding `json:"findings"`
 	Notices  []string  `json:"notices"`
-	// Blocked is true when fail mode is closed and a critical finding exists.
+	// Blocked is true when fail mode is closed and a critical finding that
+	// is not accepted exists.
 	Blocked bool `json:"blocked"`
 }
 
@@ -196,13 +217,25 @@ func (r *Result) Critical() []Finding {
 	return out
 }
 
+// Blocking returns the findings that block in fail mode closed: the
+// critical ones that are not accepted.
+func (r *Result) Blocking() []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Blocks() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Err returns nil unless the result is blocked; then an error wrapping
-// ErrBlocked that names the first critical finding and how many there are.
+// ErrBlocked that names the first blocking finding and how many there are.
 func (r *Result) Err() error {
 	if r == nil || !r.Blocked {
 		return nil
 	}
-	c := r.Critical()
+	c := r.Blocking()
 	if len(c) == 0 {
 		return ErrBlocked
 	}

@@ -132,7 +132,7 @@ func TestRunRestoresHookSettings(t *testing.T) {
 	// The agent of an earlier iteration emptied both files.
 	f.s.WriteFile(t, SettingsPath, []byte(`{"hooks":{}}`))
 	f.s.WriteFile(t, UserSettings, []byte(`{"hooks":{}}`))
-	if _, err := f.rt.Run(ctx, f.s, f.input("success.jsonl", nil, map[string]string{"FAKE_CLAUDE_RESULT": `{"status":"ok"}`})); err != nil {
+	if _, err := f.rt.Run(ctx, f.s, f.input(rec("tool_use"), nil, map[string]string{"FAKE_CLAUDE_RESULT": `{"status":"ok"}`})); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{SettingsPath, UserSettings} {
@@ -142,7 +142,7 @@ func TestRunRestoresHookSettings(t *testing.T) {
 	}
 	// It then switched hooks off in the repo: the next iteration refuses.
 	f.s.WriteFile(t, repo+"/.claude/settings.local.json", []byte(`{"disableAllHooks": true}`))
-	in := f.input("success.jsonl", nil, nil)
+	in := f.input(rec("tool_use"), nil, nil)
 	in.Env["FAKE_CLAUDE_DIR"] = filepath.Join(t.TempDir(), "second")
 	if _, err := f.rt.Run(ctx, f.s, in); err == nil || !strings.Contains(err.Error(), "disableAllHooks") {
 		t.Fatalf("Run with hooks disabled by the repo: %v", err)

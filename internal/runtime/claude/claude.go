@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/hooks"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
@@ -39,10 +40,15 @@ const (
 // Run options (RunInput.Options).
 const (
 	OptBinary         = "binary"          // claude executable in the sandbox (default "claude", via PATH)
+	OptNode           = "node"            // node running OptBinary (a script install); "" = run OptBinary itself
 	OptMaxTurns       = "max_turns"       // --max-turns
 	OptPermissionMode = "permission_mode" // --permission-mode (default bypassPermissions; hooks still apply)
+	OptEffort         = "effort"          // --effort
 	OptDebug          = "debug"           // "false" disables --debug-file
 )
+
+// options lists every option Run accepts.
+var options = []string{OptBinary, OptNode, OptMaxTurns, OptPermissionMode, OptEffort, OptDebug}
 
 func init() {
 	runtime.Register(Name, func() runtime.Runtime { return New() })
@@ -278,8 +284,13 @@ exec "$@"`
 func (r *Runtime) Args(in runtime.RunInput, debugFile string) ([]string, error) {
 	bin := in.Options[OptBinary]
 	if bin == "" {
-		bin = "claude"
+		bin = DefaultBinary
 	}
+	var argv0 []string
+	if node := in.Options[OptNode]; node != "" {
+		argv0 = append(argv0, node)
+	}
+	argv0 = append(argv0, bin)
 	agent := in.AgentName
 	if agent == "" {
 		agent = r.agent
@@ -291,12 +302,13 @@ func (r *Runtime) Args(in runtime.RunInput, debugFile string) ([]string, error) 
 	if mode == "" {
 		mode = "bypassPermissions"
 	}
-	switch mode {
-	case "bypassPermissions", "acceptEdits", "default", "dontAsk", "plan":
-	default:
-		return nil, fmt.Errorf("option %s: unknown mode %q", OptPermissionMode, mode)
+	if err := config.CheckPermissionMode(mode); err != nil {
+		return nil, fmt.Errorf("option %s: %w", OptPermissionMode, err)
 	}
-	args := []string{bin, "--print", "--agent", agent, "--output-format", "stream-json", "--verbose"}
+	// Partial messages carry each turn's final usage (message_delta); hook
+	// events carry every hook answer, from which verdicts are recorded.
+	args := append(argv0, "--print", "--agent", agent, "--output-format", "stream-json", "--verbose",
+		"--include-partial-messages", "--include-hook-events")
 	if r.hooksOn {
 		args = append(args, "--settings", SettingsPath)
 	}
@@ -310,6 +322,12 @@ func (r *Runtime) Args(in runtime.RunInput, debugFile string) ([]string, error) 
 		}
 		args = append(args, "--max-turns", mt)
 	}
+	if e := in.Options[OptEffort]; e != "" {
+		if err := config.CheckEffort(e); err != nil {
+			return nil, fmt.Errorf("option %s: %w", OptEffort, err)
+		}
+		args = append(args, "--effort", e)
+	}
 	if debugFile != "" {
 		args = append(args, "--debug-file", debugFile)
 	}
@@ -320,7 +338,7 @@ func (r *Runtime) Args(in runtime.RunInput, debugFile string) ([]string, error) 
 // --output-format stream-json --verbose …` with the prompt on stdin,
 // parsing the stream live into events.
 func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInput) (*runtime.Outcome, error) {
-	if err := runtime.CheckOptions(Name, in.Options, OptBinary, OptMaxTurns, OptPermissionMode, OptDebug); err != nil {
+	if err := runtime.CheckOptions(Name, in.Options, options...); err != nil {
 		return nil, err
 	}
 	r.iterations++
@@ -410,11 +428,11 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		out.StopReason = runtime.StopTimeout
 		problem = fmt.Errorf("timed out after %s", in.Timeout)
 	case res.ExitCode == 127:
-		problem = fmt.Errorf("%s not found in the sandbox (exit 127): %s", args[0], lastLine(stderr.Bytes(), res.Stderr))
+		problem = fmt.Errorf("%s not found in the sandbox (exit 127): %s; the local backend binds the runner's CLI (config.yaml runtimes.claude.binary, --claude-binary), the docker backend runs the one installed in the image", args[0], lastLine(stderr.Bytes(), res.Stderr))
 	case !sawResult:
 		problem = fmt.Errorf("claude exited %d without a result message: %s", res.ExitCode, lastLine(stderr.Bytes(), res.Stderr))
 	case out.StopReason != runtime.StopCompleted:
-		problem = fmt.Errorf("claude stopped: %s", strings.Join(out.Errors, "; "))
+		problem = errors.New(strings.Join(out.Errors, "; "))
 	case res.ExitCode != 0:
 		problem = fmt.Errorf("claude exited %d: %s", res.ExitCode, lastLine(stderr.Bytes(), res.Stderr))
 	}

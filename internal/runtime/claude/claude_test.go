@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,7 +88,7 @@ func must(t *testing.T, err error) {
 func (f *fixture) input(recording string, rec *recorder, extra map[string]string) runtime.RunInput {
 	env := map[string]string{
 		"FAKE_CLAUDE_DIR":         f.fakeDir,
-		"FAKE_CLAUDE_RECORDING":   filepath.Join(f.testdata, recording),
+		"FAKE_CLAUDE_RECORDING":   recordingPath(f.testdata, recording),
 		"FAKE_CLAUDE_RESULT_PATH": "/sandbox/workspace/result.json",
 		"GH_TOKEN":                "from-harness",
 	}
@@ -220,18 +221,50 @@ func TestBootstrapHooksRefusals(t *testing.T) {
 	}
 }
 
+// rec names a recording of the real CLI (testdata/real-2.1.330/README.md).
+func rec(name string) string { return "real-2.1.330/" + name + ".jsonl" }
+
+func recordingPath(testdata, name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(testdata, name)
+}
+
+// truncated is a CLI that died mid-stream: the first lines of a real
+// recording, a line of its dying words, one more message, no result.
+func truncated(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", rec("tool_use")))
+	must(t, err)
+	lines := strings.SplitAfter(string(b), "\n")
+	var keep []string
+	for _, l := range lines {
+		if strings.Contains(l, `"type":"assistant"`) {
+			keep = append(keep, "Error: something went wrong in the renderer\n", l)
+			break
+		}
+		keep = append(keep, l)
+	}
+	p := filepath.Join(t.TempDir(), "truncated.jsonl")
+	must(t, os.WriteFile(p, []byte(strings.Join(keep, "")), 0o644))
+	return p
+}
+
 func TestRunSuccess(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	must(t, f.rt.Bootstrap(ctx, f.s, f.boot))
 	must(t, f.rt.BootstrapHooks(ctx, f.s, f.boot))
-	rec := &recorder{}
-	out, err := f.rt.Run(ctx, f.s, f.input("success.jsonl", rec, map[string]string{"FAKE_CLAUDE_RESULT": `{"status":"ok"}`}))
+	rr := &recorder{}
+	in := f.input(rec("tool_use"), rr, map[string]string{"FAKE_CLAUDE_RESULT": `{"status":"ok"}`})
+	in.Options[OptEffort] = "high"
+	out, err := f.rt.Run(ctx, f.s, in)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	want := runtime.Outcome{ExitCode: 0, StopReason: runtime.StopCompleted, Turns: 4, ToolCalls: 3,
-		InputTokens: 6 + 8664 + 68920, OutputTokens: 376, CostUSD: 0.1873, SessionID: "b4c1d2e3-5f60-4a7b-8c9d-0e1f2a3b4c5d"}
+		InputTokens: 5400, OutputTokens: 115, CostUSD: 0.023899999999999998, SessionID: "35132e83-ab74-416a-b9b0-df223a5956ce"}
 	if out.ExitCode != want.ExitCode || out.StopReason != want.StopReason || out.Turns != want.Turns || out.ToolCalls != want.ToolCalls ||
 		out.InputTokens != want.InputTokens || out.OutputTokens != want.OutputTokens || out.CostUSD != want.CostUSD || out.SessionID != want.SessionID || len(out.Errors) != 0 {
 		t.Fatalf("outcome\n got %+v\nwant %+v", *out, want)
@@ -239,8 +272,9 @@ func TestRunSuccess(t *testing.T) {
 
 	args := strings.Split(strings.TrimSpace(f.recorded(t, "args")), "\n")
 	wantArgs := []string{"--print", "--agent", "code", "--output-format", "stream-json", "--verbose",
+		"--include-partial-messages", "--include-hook-events",
 		"--settings", f.s.HostPath(SettingsPath), "--permission-mode", "bypassPermissions", "--model", "sonnet",
-		"--max-turns", "5", "--debug-file", f.s.HostPath(LogDir + "/claude-debug-1.log")}
+		"--max-turns", "5", "--effort", "high", "--debug-file", f.s.HostPath(LogDir + "/claude-debug-1.log")}
 	if strings.Join(args, " ") != strings.Join(wantArgs, " ") {
 		t.Errorf("claude args\n got %q\nwant %q", args, wantArgs)
 	}
@@ -259,31 +293,44 @@ func TestRunSuccess(t *testing.T) {
 		t.Errorf("cwd %s", cwd)
 	}
 
-	calls := rec.kinds(runtime.EventToolCall)
-	if len(calls) != 3 || calls[0].Name != "Read" || calls[1].Name != "Bash" || calls[1].Text != "go test ./..." || calls[2].Name != "Write" {
+	calls := rr.kinds(runtime.EventToolCall)
+	if len(calls) != 3 || calls[0].Name != "Read" || calls[1].Name != "Bash" || calls[1].Text != "ls -a && echo ok" || calls[2].Name != "Write" {
 		t.Errorf("tool calls %+v", calls)
 	}
-	results := rec.kinds(runtime.EventToolResult)
-	if len(results) != 3 || results[1].Name != "Bash" || results[1].ID != "toolu_01Pm9oNi8Ub7Yv6Tc5Rx4Ez3" || !strings.Contains(results[1].Text, "ok") || results[1].IsError {
+	results := rr.kinds(runtime.EventToolResult)
+	if len(results) != 3 || results[1].Name != "Bash" || results[1].ID != "toolu_bash" || !strings.Contains(results[1].Text, "README.md") || results[1].IsError {
 		t.Errorf("tool results %+v", results)
 	}
-	if turns := rec.kinds(runtime.EventTurn); len(turns) != 4 {
+	// The CLI prints a message once per content block: one turn each.
+	if turns := rr.kinds(runtime.EventTurn); len(turns) != 4 {
 		t.Errorf("turn events %d, want 4 (split message counted once)", len(turns))
 	}
-	if usage := rec.kinds(runtime.EventUsage); len(usage) != 5 || usage[4].CostUSD != 0.1873 {
+	// Per-turn usage from message_delta, not the 1 of message_start.
+	usage := rr.kinds(runtime.EventUsage)
+	var perTurn []int64
+	for _, u := range usage[:len(usage)-1] {
+		perTurn = append(perTurn, u.OutputTokens)
+	}
+	if len(usage) != 5 || fmt.Sprint(perTurn) != "[35 28 40 12]" || usage[0].InputTokens != 1200 || usage[4].Name != "total" || usage[4].OutputTokens != 115 {
 		t.Errorf("usage events %+v", usage)
 	}
-	if texts := rec.kinds(runtime.EventText); len(texts) != 2 {
+	if texts := rr.kinds(runtime.EventText); len(texts) != 2 {
 		t.Errorf("text events %+v", texts)
 	}
-	if r := rec.kinds(runtime.EventResult); len(r) != 1 || r[0].Name != runtime.StopCompleted {
+	if r := rr.kinds(runtime.EventResult); len(r) != 1 || r[0].Name != runtime.StopCompleted {
 		t.Errorf("result events %+v", r)
+	}
+	if v := rr.kinds(runtime.EventVerdict); len(v) != 0 {
+		t.Errorf("verdicts of allowing hooks: %+v", v)
+	}
+	if info := rr.kinds(runtime.EventInfo); len(info) != 1 || !strings.HasPrefix(info[0].Text, "Claude Code 2.1.330, session ") {
+		t.Errorf("info events (status and hook_started are not events) %+v", info)
 	}
 
 	runDir := filepath.Join(t.TempDir(), "run")
 	must(t, f.rt.SaveTranscript(ctx, f.s, runDir))
 	tr, _ := os.ReadFile(filepath.Join(runDir, "transcript.jsonl"))
-	rawRec, _ := os.ReadFile(filepath.Join(f.testdata, "success.jsonl"))
+	rawRec, _ := os.ReadFile(filepath.Join(f.testdata, rec("tool_use")))
 	if string(tr) != string(rawRec) {
 		t.Errorf("transcript.jsonl differs from the stream")
 	}
@@ -303,13 +350,15 @@ func TestRunFailures(t *testing.T) {
 		stop, wantErr   string
 		exit            int
 	}{
-		{name: "max turns", recording: "max_turns.jsonl", stop: runtime.StopMaxTurns, wantErr: "claude stopped: claude error_max_turns", exit: 1},
-		{name: "auth", recording: "auth_error.jsonl", stop: runtime.StopError, wantErr: "Invalid API key", exit: 1},
-		{name: "died", recording: "truncated.jsonl", env: map[string]string{"FAKE_CLAUDE_EXIT": "1", "FAKE_CLAUDE_STDERR": "fatal: out of memory"},
+		{name: "max turns", recording: rec("max_turns"), env: map[string]string{"FAKE_CLAUDE_EXIT": "1"}, stop: runtime.StopMaxTurns,
+			wantErr: "runtime claude: run: turn limit reached: Reached maximum number of turns (2)", exit: 1},
+		{name: "api error", recording: rec("api_error"), env: map[string]string{"FAKE_CLAUDE_EXIT": "1"}, stop: runtime.StopError,
+			wantErr: "runtime claude: run: model API error (HTTP 500): API Error: 500 upstream model crashed.", exit: 1},
+		{name: "died", recording: "truncated", env: map[string]string{"FAKE_CLAUDE_EXIT": "1", "FAKE_CLAUDE_STDERR": "fatal: out of memory"},
 			stop: runtime.StopError, wantErr: "claude exited 1 without a result message: fatal: out of memory", exit: 1},
-		{name: "nonzero after result", recording: "success.jsonl", env: map[string]string{"FAKE_CLAUDE_EXIT": "3", "FAKE_CLAUDE_STDERR": "hook crashed"},
+		{name: "nonzero after result", recording: rec("tool_use"), env: map[string]string{"FAKE_CLAUDE_EXIT": "3", "FAKE_CLAUDE_STDERR": "hook crashed"},
 			stop: runtime.StopError, wantErr: "claude exited 3: hook crashed", exit: 3},
-		{name: "missing binary", recording: "success.jsonl", opts: map[string]string{OptBinary: "claude-not-installed"},
+		{name: "missing binary", recording: rec("tool_use"), opts: map[string]string{OptBinary: "claude-not-installed"},
 			stop: runtime.StopError, wantErr: "claude-not-installed not found in the sandbox (exit 127)", exit: 127},
 	}
 	for _, c := range cases {
@@ -317,14 +366,21 @@ func TestRunFailures(t *testing.T) {
 			f := setup(t)
 			ctx := context.Background()
 			must(t, f.rt.Bootstrap(ctx, f.s, f.boot))
-			rec := &recorder{}
-			in := f.input(c.recording, rec, c.env)
+			rr := &recorder{}
+			recording := c.recording
+			if recording == "truncated" {
+				recording = truncated(t)
+			}
+			in := f.input(recording, rr, c.env)
 			for k, v := range c.opts {
 				in.Options[k] = v
 			}
 			out, err := f.rt.Run(ctx, f.s, in)
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.HasPrefix(err.Error(), "runtime claude: run: ") {
 				t.Fatalf("err = %v, want %q", err, c.wantErr)
+			}
+			if strings.Contains(err.Error(), "claude success") {
+				t.Errorf("error worded after the result's subtype: %v", err)
 			}
 			if out == nil || out.StopReason != c.stop || out.ExitCode != c.exit || len(out.Errors) == 0 {
 				t.Fatalf("outcome %+v", out)
@@ -333,26 +389,98 @@ func TestRunFailures(t *testing.T) {
 	}
 }
 
+// TestParseAPIErrorAndRetry: the CLI's <synthetic> stand-in message is no
+// turn, its text an error; api_retry details reach the events.
+func TestParseAPIErrorAndRetry(t *testing.T) {
+	parse := func(name string) (*recorder, runtime.Outcome) {
+		rr := &recorder{}
+		p := NewParser(rr.add)
+		b, err := os.ReadFile(filepath.Join("testdata", rec(name)))
+		must(t, err)
+		w := &lineWriter{p: p}
+		w.Write(b)
+		w.Flush()
+		out, _ := p.Outcome()
+		return rr, out
+	}
+	rr, out := parse("api_error")
+	if out.Turns != 0 || len(rr.kinds(runtime.EventTurn)) != 0 {
+		t.Errorf("synthetic message counted as a turn: %+v", out)
+	}
+	errs := rr.kinds(runtime.EventError)
+	if len(errs) != 2 || errs[0].Name != "server_error" || !strings.HasPrefix(errs[0].Text, "API Error: 500") || !strings.HasPrefix(errs[1].Text, "model API error (HTTP 500)") {
+		t.Errorf("error events %+v", errs)
+	}
+	retry := rr.kinds(runtime.EventInfo)
+	if len(retry) != 2 || retry[1].Name != "api_retry" || !strings.Contains(retry[1].Text, "attempt 1 of 1 failed with HTTP 500 (server_error); retrying in") {
+		t.Errorf("retry events %+v", retry)
+	}
+	rr, out = parse("api_retry")
+	retry = rr.kinds(runtime.EventInfo)
+	if out.StopReason != runtime.StopCompleted || out.Turns != 1 || len(retry) != 2 || !strings.Contains(retry[1].Text, "HTTP 529 (overloaded)") {
+		t.Errorf("retry: %+v %+v", out, retry)
+	}
+}
+
+// TestParseVerdicts: every denial and blocked output of the real hooks
+// becomes one verdict, named after the fullsend hook with its rule and
+// call; the result's permission_denials do not repeat the hook's denial.
+func TestParseVerdicts(t *testing.T) {
+	rr := &recorder{}
+	p := NewParser(rr.add)
+	b, err := os.ReadFile(filepath.Join("testdata", rec("hook_denied")))
+	must(t, err)
+	w := &lineWriter{p: p}
+	w.Write(b)
+	w.Flush()
+	var got []string
+	for _, v := range rr.kinds(runtime.EventVerdict) {
+		got = append(got, v.Name+" "+v.Rule+" "+v.ID+" "+strings.SplitN(v.Text, ":", 2)[0])
+	}
+	want := []string{
+		"ssrf-pretool ssrf.metadata toolu_ssrf blocked the call of Bash",
+		"canary-posttool canary.read toolu_canary blocked the output of Bash",
+		"secret-redact-posttool secret.secrets/aws-access-token toolu_canary blocked the output of Bash",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("verdicts\n got %q\nwant %q", got, want)
+	}
+	// A denial only the CLI reports (a permission rule, no hook answer)
+	// and a hook that could not decide (exit 2) are verdicts too.
+	rr = &recorder{}
+	p = NewParser(rr.add)
+	p.Line([]byte(`{"type":"system","subtype":"hook_response","hook_name":"PreToolUse:Read","hook_event":"PreToolUse","stdout":"","stderr":"fullsend: hook canary-pretool: decoding payload: EOF","exit_code":2}`))
+	p.Line([]byte(`{"type":"result","subtype":"success","is_error":false,"permission_denials":[{"tool_name":"Edit","tool_use_id":"toolu_x","tool_input":{"file_path":"/etc/passwd"}}]}`))
+	v := rr.kinds(runtime.EventVerdict)
+	if len(v) != 2 || v[0].Rule != "hook.error" || v[0].Name != "PreToolUse:Read" || !strings.Contains(v[0].Text, "decoding payload") ||
+		v[1].Name != "permission_denial" || v[1].ID != "toolu_x" || !strings.Contains(v[1].Text, "Edit") {
+		t.Errorf("verdicts %+v", v)
+	}
+}
+
 func TestRunHookDeniedAndUnparsed(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	must(t, f.rt.Bootstrap(ctx, f.s, f.boot))
-	rec := &recorder{}
-	out, err := f.rt.Run(ctx, f.s, f.input("hook_denied.jsonl", rec, nil))
-	if err != nil || out.StopReason != runtime.StopCompleted {
+	rr := &recorder{}
+	out, err := f.rt.Run(ctx, f.s, f.input(rec("hook_denied"), rr, nil))
+	if err != nil || out.StopReason != runtime.StopCompleted || len(out.Errors) != 0 {
 		t.Fatalf("%+v %v", out, err)
 	}
-	res := rec.kinds(runtime.EventToolResult)
-	if len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].Text, "cloud metadata endpoint") || res[0].Name != "Bash" {
+	res := rr.kinds(runtime.EventToolResult)
+	if len(res) != 2 || !res[0].IsError || !strings.Contains(res[0].Text, "cloud metadata endpoint") || res[0].Name != "Bash" {
 		t.Fatalf("denied tool result %+v", res)
 	}
-	rec = &recorder{}
-	_, _ = f.rt.Run(ctx, f.s, f.input("truncated.jsonl", rec, map[string]string{"FAKE_CLAUDE_EXIT": "1"}))
-	errs := rec.kinds(runtime.EventError)
+	if v := rr.kinds(runtime.EventVerdict); len(v) != 3 {
+		t.Errorf("verdicts %+v", v)
+	}
+	rr = &recorder{}
+	_, _ = f.rt.Run(ctx, f.s, f.input(truncated(t), rr, map[string]string{"FAKE_CLAUDE_EXIT": "1"}))
+	errs := rr.kinds(runtime.EventError)
 	if len(errs) == 0 || errs[0].Name != "unparsed" || !strings.Contains(errs[0].Text, "renderer") {
 		t.Fatalf("unparsed line not reported: %+v", errs)
 	}
-	if texts := rec.kinds(runtime.EventText); len(texts) != 1 || texts[0].Text != "Working on it" {
+	if texts := rr.kinds(runtime.EventText); len(texts) != 1 || texts[0].Text != "Reading the README first." {
 		t.Fatalf("parsing did not continue after a bad line: %+v", texts)
 	}
 }
@@ -362,7 +490,7 @@ func TestRunTimeoutFeedbackCleanup(t *testing.T) {
 	ctx := context.Background()
 	must(t, f.rt.Bootstrap(ctx, f.s, f.boot))
 	slow := runtimetest.WriteScript(t, "slow-claude", "sleep 10\n")
-	in := f.input("success.jsonl", nil, nil)
+	in := f.input(rec("tool_use"), nil, nil)
 	in.Options[OptBinary] = slow
 	in.Timeout = 200 * time.Millisecond
 	start := time.Now()
@@ -376,7 +504,7 @@ func TestRunTimeoutFeedbackCleanup(t *testing.T) {
 	if _, err := os.Stat(f.s.HostPath("/sandbox/workspace/result.json")); !os.IsNotExist(err) {
 		t.Fatal("CleanupIteration left the previous result")
 	}
-	in = f.input("success.jsonl", nil, nil)
+	in = f.input(rec("tool_use"), nil, nil)
 	in.Iteration, in.Feedback = 2, "/status: expected string, got number"
 	schema := filepath.Join(t.TempDir(), "result.schema.json")
 	must(t, os.WriteFile(schema, []byte(`{"type":"object","required":["status"]}`), 0o644))
@@ -403,17 +531,18 @@ func TestRunOptions(t *testing.T) {
 	}{
 		{map[string]string{"script": "x"}, `unknown option "script"`},
 		{map[string]string{OptMaxTurns: "-1"}, "not a positive integer"},
-		{map[string]string{OptPermissionMode: "yolo"}, `unknown mode "yolo"`},
+		{map[string]string{OptPermissionMode: "yolo"}, `"yolo" is not a permission mode`},
+		{map[string]string{OptEffort: "extreme"}, `"extreme" is not an effort level`},
 		{map[string]string{OptDebug: "maybe"}, "not true or false"},
 	} {
-		in := f.input("success.jsonl", nil, nil)
+		in := f.input(rec("tool_use"), nil, nil)
 		in.Options = c.opts
 		out, err := f.rt.Run(ctx, f.s, in)
 		if err == nil || out != nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v %v", c.opts, out, err)
 		}
 	}
-	in := f.input("success.jsonl", nil, nil)
+	in := f.input(rec("tool_use"), nil, nil)
 	in.Options = map[string]string{OptDebug: "false"}
 	if _, err := f.rt.Run(ctx, f.s, in); err != nil {
 		t.Fatal(err)

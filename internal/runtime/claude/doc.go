@@ -15,22 +15,49 @@
 //	/sandbox/workspace/.claude/settings.json   hook wiring, passed with --settings
 //	/sandbox/workspace/.claude/hooks/manifest.json  which hooks are wired
 //
+// # The CLI
+//
+// fullsend does not ship Claude Code. Locate finds the runner's CLI (a
+// configured path, else `claude` on PATH), follows symlinks to the real
+// file and returns an Install: a native executable is bound read-only at
+// SandboxBinary (/opt/fullsend/claude/bin/claude); npm's placeholder (an
+// install whose postinstall did not run) is replaced by the platform
+// package's native build installed beside it; a node-script install binds
+// its package directory and its node. The runner (internal/run) adds the
+// mounts to the sandbox spec for the local backend; the docker backend runs
+// the CLI of its image. A CLI that cannot be found is an error wrapping
+// ErrNotFound that names where it looked.
+//
 // # Invocation
 //
 // Run executes, with the prompt on stdin and the target repo as working
 // directory, after sourcing /sandbox/workspace/.env and .env.d/* (exported):
 //
-//	claude --print --agent <name> --output-format stream-json --verbose
+//	[node] claude --print --agent <name> --output-format stream-json --verbose
+//	       --include-partial-messages --include-hook-events
 //	       --settings /sandbox/workspace/.claude/settings.json
 //	       --permission-mode bypassPermissions [--model M] [--max-turns N]
-//	       [--debug-file …]
+//	       [--effort E] [--debug-file …]
 //
+// Partial messages carry each turn's final token usage; hook events carry
+// every hook's answer, from which verdicts are recorded (see Parser).
 // Permission prompts are bypassed (nobody can answer them in a sandbox); the
 // PreToolUse hooks still run and can deny any call. The environment carries
 // CLAUDE_CONFIG_DIR, IS_SANDBOX=1, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
 // DISABLE_AUTOUPDATER=1 and the run's canary token (FULLSEND_CANARY_TOKEN, a
 // tripwire the canary hooks look for). Options (RunInput.Options): binary,
-// max_turns, permission_mode, debug.
+// node, max_turns, permission_mode, effort, debug.
+//
+// # Verdicts
+//
+// Every answer of a hook that denies a call (PreToolUse) or blocks its
+// output (PostToolUse), or of a hook that exits 2, becomes an
+// EventVerdict: fullsend's hooks tag their answers with the hook, rule,
+// tool and call id (hooks.Tag), which Claude Code passes through in its
+// hook_response events; hooks of the target repository are named by
+// Claude Code's "Event:Tool". The result's permission_denials not already
+// reported add a verdict each. The stream is the CLI's own output: a tool
+// the agent runs cannot remove lines from it.
 //
 // # Hooks
 //
@@ -64,6 +91,6 @@
 // returns the parsed Outcome with a *runtime.Error when the CLI is missing
 // (exit 127), times out, exits without a result message, exits non-zero,
 // or reports an error result (error_max_turns → StopMaxTurns, others →
-// StopError). SaveTranscript writes the raw stream of every iteration to
+// StopError; a model API error is worded "model API error (HTTP 500): …"). SaveTranscript writes the raw stream of every iteration to
 // <runDir>/transcript.jsonl and downloads the debug logs and session files.
 package claude

@@ -8,7 +8,7 @@ import (
 )
 
 func FuzzParser(f *testing.F) {
-	for _, name := range []string{"success.jsonl", "max_turns.jsonl", "truncated.jsonl"} {
+	for _, name := range []string{rec("tool_use"), rec("hook_denied"), rec("max_turns"), rec("api_error"), rec("api_retry")} {
 		b, err := os.ReadFile("testdata/" + name)
 		if err != nil {
 			f.Fatal(err)

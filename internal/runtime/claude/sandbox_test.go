@@ -48,7 +48,7 @@ func TestRealSandbox(t *testing.T) {
 	must(s.Upload(ctx, filepath.Join(host, "repo"), "/sandbox/workspace/demo"))
 	must(s.Upload(ctx, filepath.Join(host, "env"), "/sandbox/workspace/.env"))
 	must(s.Upload(ctx, "testdata/fake-claude.sh", "/sandbox/bin/claude"))
-	must(s.Upload(ctx, "testdata/success.jsonl", "/sandbox/rec/success.jsonl"))
+	must(s.Upload(ctx, "testdata/real-2.1.330/tool_use.jsonl", "/sandbox/rec/tool_use.jsonl"))
 
 	rt := claude.New()
 	boot := runtime.BootstrapInput{AgentName: "code", AgentFile: filepath.Join(host, "agent.md"), RepoDir: "/sandbox/workspace/demo"}
@@ -58,7 +58,7 @@ func TestRealSandbox(t *testing.T) {
 	out, err := rt.Run(ctx, s, runtime.RunInput{
 		AgentName: "code", Prompt: "Implement issue 42.", Iteration: 1, ResultPath: "/sandbox/workspace/result.json",
 		WorkDir: "/sandbox/workspace/demo", Events: func(e runtime.Event) { events = append(events, e) },
-		Env: map[string]string{"FAKE_CLAUDE_DIR": "/sandbox/fake", "FAKE_CLAUDE_RECORDING": "/sandbox/rec/success.jsonl",
+		Env: map[string]string{"FAKE_CLAUDE_DIR": "/sandbox/fake", "FAKE_CLAUDE_RECORDING": "/sandbox/rec/tool_use.jsonl",
 			"FAKE_CLAUDE_RESULT": `{"status":"ok"}`, "FAKE_CLAUDE_RESULT_PATH": "/sandbox/workspace/result.json"},
 		Options: map[string]string{claude.OptBinary: "/sandbox/bin/claude"},
 	})

@@ -8,36 +8,58 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/hooks"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 )
 
 // Parser turns Claude Code's stream-json output (`--output-format
-// stream-json --verbose`, one JSON object per line) into normalised events
-// and an Outcome. Message types handled:
+// stream-json --verbose --include-partial-messages --include-hook-events`,
+// one JSON object per line) into normalised events and an Outcome. It
+// follows what the CLI 2.1 really prints (testdata/real-*/ holds captures):
 //
 //	system    subtype init: session id, model, tools (EventInfo "init");
-//	          other subtypes: EventInfo named after the subtype
-//	assistant message.content[]: text → EventText, tool_use → EventToolCall;
-//	          a new message.id is a new turn (EventTurn, EventUsage once per
-//	          message: Claude Code splits one message over several lines);
-//	          an "error" field → EventError
+//	          api_retry: EventInfo with the attempt, status and wait;
+//	          hook_response: a hook's answer: a deny or block (or a hook
+//	          that exited 2) is an EventVerdict named after the fullsend
+//	          hook (hooks.Tag in the answer) or the CLI's hook name;
+//	          status and hook_started are ignored; others are EventInfo
+//	assistant message.content[]: text → EventText, tool_use → EventToolCall.
+//	          The CLI prints one line per content block, each with the usage
+//	          of message_start (output_tokens 1), so a new message.id is a
+//	          new turn (EventTurn) and its usage comes from the partial
+//	          message's message_delta. The CLI's own "<synthetic>" messages
+//	          (an API error it gave up on) are not turns: their text is an
+//	          EventError.
+//	stream_event  message_delta: EventUsage of that message's turn (input
+//	          tokens of message_start, output tokens of message_delta);
+//	          other partial-message events are ignored
 //	user      message.content[] tool_result → EventToolResult (IsError from
 //	          is_error); the echoed prompt is ignored
 //	result    subtype success | error_max_turns | error_during_execution | …,
-//	          is_error, num_turns, total_cost_usd, usage → Outcome, EventUsage
-//	          (totals) and EventResult
+//	          is_error, api_error_status, total_cost_usd, usage → Outcome,
+//	          EventUsage (totals) and EventResult; permission_denials not
+//	          already reported by a hook_response → EventVerdict
 //
-// Other types (stream_event, rate_limit_event, …) are ignored. A line that is
-// not JSON produces an EventError and parsing continues. The zero Parser is
-// not usable; call NewParser.
+// Turns are counted from the model's messages, not from the result's
+// num_turns (which counts a turn the turn limit refused). Other types
+// (rate_limit_event, …) are ignored. A line that is not JSON produces an
+// EventError and parsing continues. The zero Parser is not usable; call
+// NewParser.
 type Parser struct {
 	emit      func(runtime.Event)
 	now       func() time.Time
 	out       runtime.Outcome
-	msgIDs    map[string]bool
+	msgs      map[string]*turnInfo // message id → turn
 	toolNames map[string]string
+	verdicts  map[string]bool // tool_use_id of calls with a verdict
 	sawResult bool
 	model     string
+}
+
+type turnInfo struct {
+	n       int
+	input   int64
+	counted bool // usage event sent
 }
 
 // NewParser returns a parser sending events to emit (may be nil).
@@ -45,7 +67,7 @@ func NewParser(emit func(runtime.Event)) *Parser {
 	if emit == nil {
 		emit = func(runtime.Event) {}
 	}
-	return &Parser{emit: emit, now: time.Now, msgIDs: map[string]bool{}, toolNames: map[string]string{}}
+	return &Parser{emit: emit, now: time.Now, msgs: map[string]*turnInfo{}, toolNames: map[string]string{}, verdicts: map[string]bool{}}
 }
 
 type streamMsg struct {
@@ -57,20 +79,41 @@ type streamMsg struct {
 	ParentID  *string         `json:"parent_tool_use_id"`
 
 	// system init
-	Model string   `json:"model"`
-	Tools []string `json:"tools"`
-	Cwd   string   `json:"cwd"`
+	Model   string   `json:"model"`
+	Tools   []string `json:"tools"`
+	Cwd     string   `json:"cwd"`
+	Version string   `json:"claude_code_version"`
+
+	// system api_retry
+	Attempt     int    `json:"attempt"`
+	MaxRetries  int    `json:"max_retries"`
+	RetryDelay  int64  `json:"retry_delay_ms"`
+	ErrorStatus *int   `json:"error_status"`
+	HookName    string `json:"hook_name"`
+	HookEvent   string `json:"hook_event"`
+	Stdout      string `json:"stdout"`
+	Stderr      string `json:"stderr"`
+	ExitCode    *int   `json:"exit_code"`
+
+	// assistant
+	APIError bool `json:"is_api_error_message"`
+
+	// stream_event
+	Event        json.RawMessage `json:"event"`
+	APIMessageID string          `json:"api_message_id"`
 
 	// result
-	IsError      bool     `json:"is_error"`
-	NumTurns     int      `json:"num_turns"`
-	Result       string   `json:"result"`
-	TotalCostUSD float64  `json:"total_cost_usd"`
-	Usage        *usage   `json:"usage"`
-	Errors       []string `json:"errors"`
-	DurationMS   int64    `json:"duration_ms"`
-	Denials      []struct {
-		ToolName string `json:"tool_name"`
+	IsError        bool     `json:"is_error"`
+	Result         string   `json:"result"`
+	TotalCostUSD   float64  `json:"total_cost_usd"`
+	Usage          *usage   `json:"usage"`
+	Errors         []string `json:"errors"`
+	APIErrorStatus *int     `json:"api_error_status"`
+	TerminalReason string   `json:"terminal_reason"`
+	Denials        []struct {
+		ToolName  string          `json:"tool_name"`
+		ToolUseID string          `json:"tool_use_id"`
+		ToolInput json.RawMessage `json:"tool_input"`
 	} `json:"permission_denials"`
 }
 
@@ -104,6 +147,9 @@ type contentBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
+// syntheticModel is the model name of messages the CLI makes up itself.
+const syntheticModel = "<synthetic>"
+
 func (p *Parser) send(e runtime.Event) {
 	e.Time = p.now()
 	e.Text = runtime.Truncate(e.Text)
@@ -129,6 +175,8 @@ func (p *Parser) Line(line []byte) {
 		p.system(&m)
 	case "assistant":
 		p.assistant(&m)
+	case "stream_event":
+		p.streamEvent(&m)
 	case "user":
 		p.user(&m)
 	case "result":
@@ -137,13 +185,66 @@ func (p *Parser) Line(line []byte) {
 }
 
 func (p *Parser) system(m *streamMsg) {
-	if m.Subtype == "init" {
+	switch m.Subtype {
+	case "init":
 		p.model = m.Model
 		p.send(runtime.Event{Kind: runtime.EventInfo, Name: "init",
-			Text: fmt.Sprintf("session %s, model %s, %d tools, cwd %s", m.SessionID, m.Model, len(m.Tools), m.Cwd)})
+			Text: fmt.Sprintf("Claude Code %s, session %s, model %s, %d tools, cwd %s", m.Version, m.SessionID, m.Model, len(m.Tools), m.Cwd)})
+	case "api_retry":
+		status := "a connection error"
+		if m.ErrorStatus != nil {
+			status = fmt.Sprintf("HTTP %d", *m.ErrorStatus)
+		}
+		text := fmt.Sprintf("model API attempt %d of %d failed with %s", m.Attempt, m.MaxRetries, status)
+		if m.Error != "" {
+			text += " (" + m.Error + ")"
+		}
+		text += fmt.Sprintf("; retrying in %d ms", m.RetryDelay)
+		p.send(runtime.Event{Kind: runtime.EventInfo, Name: "api_retry", Text: text})
+	case "hook_response":
+		p.hookResponse(m)
+	case "status", "hook_started":
+	default:
+		p.send(runtime.Event{Kind: runtime.EventInfo, Name: m.Subtype})
+	}
+}
+
+// hookResponse records a blocking hook answer as a verdict.
+func (p *Parser) hookResponse(m *streamMsg) {
+	a := hooks.ParseAnswer(m.Stdout)
+	failed := m.ExitCode != nil && *m.ExitCode == 2 // a hook that could not decide blocks
+	if !a.Block && !failed {
 		return
 	}
-	p.send(runtime.Event{Kind: runtime.EventInfo, Name: m.Subtype})
+	name, rule, reason := a.Tag.Hook, a.Tag.Rule, a.Reason
+	if name == "" {
+		name = m.HookName // a hook of the target repository, or an untagged one
+	}
+	if failed && !a.Block {
+		rule, reason = "hook.error", strings.TrimSpace(m.Stderr)
+		if reason == "" {
+			reason = "the hook exited 2 (blocks)"
+		}
+	}
+	if rule == "" {
+		rule = strings.ToLower(m.HookEvent) + ".block"
+	}
+	if a.Tag.ToolUseID != "" {
+		p.verdicts[a.Tag.ToolUseID] = true
+	}
+	p.send(runtime.Event{Kind: runtime.EventVerdict, Name: name, ID: a.Tag.ToolUseID, Rule: rule, IsError: true,
+		Text: verdictText(m.HookEvent, a.Tag.Tool, reason), Turn: p.out.Turns})
+}
+
+func verdictText(event, tool, reason string) string {
+	what := "blocked the call"
+	if event == hooks.PostToolUse {
+		what = "blocked the output"
+	}
+	if tool != "" {
+		what += " of " + tool
+	}
+	return what + ": " + reason
 }
 
 func blocks(raw json.RawMessage) ([]contentBlock, string) {
@@ -162,22 +263,36 @@ func blocks(raw json.RawMessage) ([]contentBlock, string) {
 func (p *Parser) assistant(m *streamMsg) {
 	var msg apiMessage
 	_ = json.Unmarshal(m.Message, &msg)
-	if msg.ID == "" || !p.msgIDs[msg.ID] {
-		if msg.ID != "" {
-			p.msgIDs[msg.ID] = true
+	bs, text := blocks(msg.Content)
+	if msg.Model == syntheticModel || m.APIError {
+		// The CLI's own stand-in message (an API error, an interruption):
+		// no model turn.
+		for _, b := range bs {
+			if b.Type == "text" && b.Text != "" {
+				text = b.Text
+			}
 		}
+		if text == "" {
+			text = m.Error
+		}
+		p.send(runtime.Event{Kind: runtime.EventError, Name: firstNonEmpty(m.Error, "synthetic"), IsError: true, Text: text})
+		return
+	}
+	if msg.ID == "" || p.msgs[msg.ID] == nil {
 		p.out.Turns++
-		p.send(runtime.Event{Kind: runtime.EventTurn, Turn: p.out.Turns, Name: msg.Model})
+		ti := &turnInfo{n: p.out.Turns}
 		if msg.Usage != nil {
-			p.send(runtime.Event{Kind: runtime.EventUsage, Turn: p.out.Turns,
-				InputTokens: msg.Usage.input(), OutputTokens: msg.Usage.OutputTokens})
+			ti.input = msg.Usage.input()
 		}
+		if msg.ID != "" {
+			p.msgs[msg.ID] = ti
+		}
+		p.send(runtime.Event{Kind: runtime.EventTurn, Turn: p.out.Turns, Name: msg.Model})
 	}
 	if m.Error != "" {
 		p.send(runtime.Event{Kind: runtime.EventError, Name: m.Error, IsError: true, Text: "assistant error: " + m.Error})
 		p.out.Errors = append(p.out.Errors, "assistant error: "+m.Error)
 	}
-	bs, text := blocks(msg.Content)
 	if text != "" {
 		p.send(runtime.Event{Kind: runtime.EventText, Text: text, Turn: p.out.Turns})
 	}
@@ -193,6 +308,36 @@ func (p *Parser) assistant(m *streamMsg) {
 			p.send(runtime.Event{Kind: runtime.EventToolCall, Name: b.Name, ID: b.ID, Text: toolInputText(b.Name, b.Input), Turn: p.out.Turns})
 		}
 	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// streamEvent takes the final usage of a message from its message_delta.
+func (p *Parser) streamEvent(m *streamMsg) {
+	var ev struct {
+		Type  string `json:"type"`
+		Usage *usage `json:"usage"`
+	}
+	if json.Unmarshal(m.Event, &ev) != nil || ev.Type != "message_delta" || ev.Usage == nil {
+		return
+	}
+	ti := p.msgs[m.APIMessageID]
+	if ti == nil || ti.counted {
+		return
+	}
+	ti.counted = true
+	in := ti.input
+	if u := ev.Usage.input(); u > 0 {
+		in = u
+	}
+	p.send(runtime.Event{Kind: runtime.EventUsage, Turn: ti.n, InputTokens: in, OutputTokens: ev.Usage.OutputTokens})
 }
 
 // toolInputText shows a Bash command as itself and other inputs as JSON.
@@ -241,9 +386,6 @@ func resultText(raw json.RawMessage) string {
 
 func (p *Parser) result(m *streamMsg) {
 	p.sawResult = true
-	if m.NumTurns > 0 {
-		p.out.Turns = m.NumTurns
-	}
 	p.out.CostUSD = m.TotalCostUSD
 	if m.Usage != nil {
 		p.out.InputTokens = m.Usage.input()
@@ -252,29 +394,50 @@ func (p *Parser) result(m *streamMsg) {
 	switch {
 	case m.Subtype == "success" && !m.IsError:
 		p.out.StopReason = runtime.StopCompleted
-	case m.Subtype == "error_max_turns":
+	case m.Subtype == "error_max_turns" || m.TerminalReason == "max_turns":
 		p.out.StopReason = runtime.StopMaxTurns
 	default:
 		p.out.StopReason = runtime.StopError
 	}
-	if m.IsError || p.out.StopReason != runtime.StopCompleted {
-		msg := m.Subtype
-		if m.Result != "" {
-			msg += ": " + m.Result
-		}
-		for _, e := range m.Errors {
-			msg += "; " + e
-		}
-		p.out.Errors = append(p.out.Errors, "claude "+msg)
-		p.send(runtime.Event{Kind: runtime.EventError, Name: m.Subtype, Text: "claude " + msg, IsError: true})
+	if p.out.StopReason != runtime.StopCompleted {
+		msg := resultError(m)
+		p.out.Errors = append(p.out.Errors, msg)
+		p.send(runtime.Event{Kind: runtime.EventError, Name: firstNonEmpty(m.TerminalReason, m.Subtype), Text: msg, IsError: true})
 	}
 	for _, d := range m.Denials {
-		p.out.Errors = append(p.out.Errors, "permission denied: "+d.ToolName)
+		if d.ToolUseID != "" && p.verdicts[d.ToolUseID] {
+			continue
+		}
+		p.verdicts[d.ToolUseID] = true
+		p.send(runtime.Event{Kind: runtime.EventVerdict, Name: "permission_denial", ID: d.ToolUseID, Rule: "permission.denied", IsError: true,
+			Text: fmt.Sprintf("Claude Code denied the call of %s: %s", d.ToolName, toolInputText(d.ToolName, d.ToolInput)), Turn: p.out.Turns})
 	}
 	p.send(runtime.Event{Kind: runtime.EventUsage, Turn: p.out.Turns, InputTokens: p.out.InputTokens,
 		OutputTokens: p.out.OutputTokens, CostUSD: p.out.CostUSD, Name: "total"})
 	p.send(runtime.Event{Kind: runtime.EventResult, Name: p.out.StopReason, Text: m.Result, IsError: m.IsError,
 		Turn: p.out.Turns, InputTokens: p.out.InputTokens, OutputTokens: p.out.OutputTokens, CostUSD: p.out.CostUSD})
+}
+
+// resultError words an unsuccessful result in one line.
+func resultError(m *streamMsg) string {
+	detail := strings.TrimSpace(m.Result)
+	if len(m.Errors) > 0 {
+		detail = strings.Join(append([]string{detail}, m.Errors...), "; ")
+		detail = strings.TrimPrefix(detail, "; ")
+	}
+	switch {
+	case m.APIErrorStatus != nil || m.TerminalReason == "api_error":
+		status := "no response"
+		if m.APIErrorStatus != nil {
+			status = fmt.Sprintf("HTTP %d", *m.APIErrorStatus)
+		}
+		return fmt.Sprintf("model API error (%s): %s", status, detail)
+	case m.Subtype == "error_max_turns" || m.TerminalReason == "max_turns":
+		return "turn limit reached: " + firstNonEmpty(detail, "maximum number of turns")
+	case m.Subtype == "success":
+		return "claude reported an error: " + firstNonEmpty(detail, m.TerminalReason)
+	}
+	return fmt.Sprintf("claude %s: %s", m.Subtype, firstNonEmpty(detail, m.TerminalReason))
 }
 
 // Outcome returns what was parsed so far; ok is false when no result

@@ -372,7 +372,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	client := r.o.Client
 	if client == nil {
 		c, err := model.New(mc, model.Options{HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, MaxRetries: r.o.MaxRetries,
-			Record: func(c model.Call) { rd.recordCall(nil, c) }})
+			Record: func(c model.Call) { rd.recordCall(nil, c); emitRetry(in, c) }})
 		if err != nil {
 			rd.close()
 			return fail("model", err)

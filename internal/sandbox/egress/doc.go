@@ -25,5 +25,12 @@
 //
 // A refusal is answered with 403 and logged as one line
 // "deny HOST:PORT: REASON" on the configured log writer; control characters
-// from the sandbox are replaced by "?".
+// from the sandbox are replaced by "?". The reason names the setting that
+// would admit the destination: the harness policy's endpoints, the org's
+// sandbox.host_services for a loopback endpoint of the runner host, or
+// security.remote_resources.allowed_private_networks for another internal
+// range.
+//
+// Close cuts every connection, both the sandbox's and the proxy's own to
+// the upstream, so a teardown never waits for a slow server.
 package egress

@@ -135,7 +135,9 @@ func (p *Proxy) track(c net.Conn, add bool) bool {
 	return true
 }
 
-// Close stops every listener and connection and waits for handlers.
+// Close stops every listener, cuts every connection, the sandbox side and
+// the upstream side alike (a request still open to a slow server ends at
+// once), and waits for the handlers.
 func (p *Proxy) Close() error {
 	p.connMu.Lock()
 	p.closed = true
@@ -191,7 +193,10 @@ func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr,
 		}
 	}
 	if !allowed {
-		return deny("not in the sandbox allowlist")
+		if ip, err := netip.ParseAddr(host); err == nil && ip.Unmap().IsLoopback() {
+			return deny("not in the sandbox allowlist; %s", hintHostService(host, port))
+		}
+		return deny("not in the sandbox allowlist (the harness policy's network_policies and openshell.profiles endpoints)")
 	}
 	var addrs []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
@@ -212,10 +217,29 @@ func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr,
 			return deny("resolves to cloud metadata address %s", a)
 		}
 		if in, why := netguard.IsInternal(a); in && !netguard.InPrefixes(a, priv) {
-			return deny("resolves to internal address %s (%s)", a, why)
+			return deny("resolves to internal address %s (%s); %s", a, why, hintInternal(a, port))
 		}
 	}
 	return addrs, nil
+}
+
+// hintHostService names the config key that would admit a loopback
+// destination: a host service of the org config.
+func hintHostService(host string, port int) string {
+	return fmt.Sprintf("a runner-host endpoint is reachable only when config.yaml sandbox.host_services lists it (%q)", net.JoinHostPort(host, strconv.Itoa(port)))
+}
+
+// hintInternal names the config key that would admit internal address a.
+func hintInternal(a netip.Addr, port int) string {
+	if a.Unmap().IsLoopback() {
+		return hintHostService(a.Unmap().String(), port)
+	}
+	bits := 24
+	if !a.Unmap().Is4() {
+		bits = 64
+	}
+	pf, _ := a.Unmap().Prefix(bits)
+	return fmt.Sprintf("allow its range in config.yaml security.remote_resources.allowed_private_networks (e.g. %q)", pf.String())
 }
 
 // validHost accepts an IP literal without a zone, or a DNS name in the one
@@ -318,6 +342,10 @@ func (p *Proxy) handle(c net.Conn) {
 			return
 		}
 		defer up.Close()
+		if !p.track(up, true) {
+			return
+		}
+		defer p.track(up, false)
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			return
 		}
@@ -352,6 +380,10 @@ func (p *Proxy) handle(c net.Conn) {
 		return
 	}
 	defer up.Close()
+	if !p.track(up, true) {
+		return
+	}
+	defer p.track(up, false)
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	req.Close = true

@@ -1,0 +1,164 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/fullsend-ai/fullsend/internal/yamlx"
+)
+
+// This file owns the cache: key (issue 18): a shared cache tier in an OCI
+// registry, between the local cache and the forges.
+//
+//	cache:
+//	  oci:
+//	    repository: registry.example.com/fullsend/cache
+//	    push: true          # push what was fetched from a forge (default false)
+//	    plain_http: false   # HTTP instead of HTTPS (default false)
+//
+// The registry is untrusted storage: everything read from it is verified
+// against the pin like forge content (package ocicache, package resolve).
+// Its host is the org's explicit choice, so it needs no allowed_domains
+// entry. Credentials come from FULLSEND_CACHE_OCI_* or the Docker
+// credential store, never from this file.
+
+// Cache is the cache: section.
+type Cache struct {
+	OCI CacheOCI
+}
+
+// CacheOCI is cache.oci. Repository "" means no registry tier.
+type CacheOCI struct {
+	// Repository is "HOST[:PORT]/PATH" (no scheme, tag or digest).
+	Repository string
+	// Push pushes every verified, scanned forge fetch to the registry.
+	Push bool
+	// PlainHTTP talks HTTP instead of HTTPS (never chosen automatically).
+	PlainHTTP bool
+}
+
+// ociHost is a registry host: a DNS name (letters, digits, '-', dots) or a
+// bracketed IPv6 literal, with an optional port.
+var (
+	ociHost = regexp.MustCompile(`^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$`)
+	// ociPathComponent is the OCI distribution grammar of one repository
+	// path component.
+	ociPathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+)
+
+// CheckOCIRepository accepts "HOST[:PORT]/PATH": an explicit registry host
+// (it contains a dot or a port, or is localhost, as registries are told
+// from Docker Hub short names) and a lower-case repository path. A scheme,
+// a tag or a digest is refused.
+func CheckOCIRepository(s string) error {
+	if strings.Contains(s, "://") {
+		return fmt.Errorf("%q: no scheme (write HOST/PATH; set plain_http for HTTP)", s)
+	}
+	if strings.ContainsAny(s, "@") {
+		return fmt.Errorf("%q: a repository, not a digest reference", s)
+	}
+	host, path, ok := strings.Cut(s, "/")
+	if !ok || path == "" {
+		return fmt.Errorf("%q: want HOST/PATH, e.g. registry.example.com/fullsend/cache", s)
+	}
+	if !ociHost.MatchString(host) {
+		return fmt.Errorf("%q: %q is not a registry host", s, host)
+	}
+	if !strings.ContainsAny(host, ".:[") && host != "localhost" {
+		return fmt.Errorf("%q: %q is not an explicit registry host (write its full name, e.g. docker.io/%s)", s, host, s)
+	}
+	if len(s) > 255 {
+		return fmt.Errorf("%q: longer than 255 bytes", s)
+	}
+	for _, c := range strings.Split(path, "/") {
+		if !ociPathComponent.MatchString(c) {
+			return fmt.Errorf("%q: path component %q must be lower-case letters and digits separated by '.', '_', '__' or '-' (no tag)", s, c)
+		}
+	}
+	return nil
+}
+
+// OCILoopback reports whether the host of repository is a loopback
+// address or localhost.
+func OCILoopback(repository string) bool {
+	host, _, _ := strings.Cut(repository, "/")
+	if h, _, ok := strings.Cut(host, "]"); ok && strings.HasPrefix(h, "[") {
+		host = h[1:]
+	} else if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+func (p *parser) cache(n *yaml.Node) (Cache, error) {
+	var c Cache
+	pairs, err := yamlx.Pairs(p.file, "cache", n)
+	if err != nil {
+		return c, err
+	}
+	for _, kv := range pairs {
+		field := "cache." + kv[0].Value
+		if kv[0].Value != "oci" {
+			p.warn(kv[0], field, "unknown key; ignored (known: oci)")
+			continue
+		}
+		if c.OCI, err = p.cacheOCI(kv[1], field); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func (p *parser) cacheOCI(n *yaml.Node, path string) (CacheOCI, error) {
+	var o CacheOCI
+	if yamlx.IsNull(n) {
+		return o, nil
+	}
+	pairs, err := yamlx.Pairs(p.file, path, n)
+	if err != nil {
+		return o, err
+	}
+	var plainNode *yaml.Node
+	for _, kv := range pairs {
+		k, v := kv[0], kv[1]
+		field := path + "." + k.Value
+		switch k.Value {
+		case "repository":
+			if o.Repository, err = yamlx.String(p.file, field, v); err != nil {
+				return o, err
+			}
+			if err := CheckOCIRepository(o.Repository); err != nil {
+				return o, yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%v", err)
+			}
+		case "push":
+			if o.Push, err = yamlx.Bool(p.file, field, v); err != nil {
+				return o, err
+			}
+		case "plain_http":
+			if o.PlainHTTP, err = yamlx.Bool(p.file, field, v); err != nil {
+				return o, err
+			}
+			plainNode = v
+		default:
+			p.warn(k, field, "unknown key; ignored (known: repository, push, plain_http)")
+		}
+	}
+	if o.Repository == "" {
+		if len(pairs) > 0 {
+			return o, yamlx.Errorf(p.file, n, path+".repository", yamlx.ErrValue, "required (HOST/PATH of the registry repository)")
+		}
+		return o, nil
+	}
+	if o.PlainHTTP && !OCILoopback(o.Repository) {
+		p.warn(plainNode, path+".plain_http", "the registry is not on loopback: credentials and cache content travel unencrypted (content is still verified against its pins)")
+	}
+	return o, nil
+}

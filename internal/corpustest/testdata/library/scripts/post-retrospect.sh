@@ -1,0 +1,5 @@
+#!/bin/sh
+# Fixture post_script of the retrospect harness. The library's real one acts on
+# the validated result with tokens that never enter the sandbox.
+set -eu
+exit 0
