@@ -166,7 +166,7 @@ func TestRunNativeAnthropicFlags(t *testing.T) {
 	needLocalSandbox(t)
 	const key = "sk-ant-test-9f8e7d6c5b4a"
 	srv := modeltest.New(t, model.APIAnthropic,
-		modeltest.Call("t1", native.ToolBash, map[string]string{"command": "env; cat /sandbox/workspace/.env"}),
+		modeltest.Call("t1", native.ToolBash, map[string]string{"command": "printenv; cat /sandbox/workspace/.env"}),
 		modeltest.Call("t2", native.ToolWriteFile, map[string]string{"path": resultInSbox, "content": `{"greeting": "hi", "name": "world"}`}),
 		modeltest.Say("Done."),
 		modeltest.Call("t3", native.ToolWriteFile, map[string]string{"path": resultInSbox, "content": helloResult}),

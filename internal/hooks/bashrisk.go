@@ -62,7 +62,7 @@ var protectedRe = regexp.MustCompile(`\.claude/settings(?:\.local)?\.json|\.clau
 
 // readOnlyProgs may mention protected paths (inspection only).
 var readOnlyProgs = map[string]bool{"cat": true, "ls": true, "head": true, "tail": true, "grep": true, "rg": true,
-	"jq": true, "less": true, "stat": true, "wc": true, "file": true, "diff": true, "git": false}
+	"jq": true, "less": true, "stat": true, "wc": true, "file": true, "diff": true, "printenv": true, "git": false}
 
 // deobfuscate removes quoting and $IFS tricks.
 func deobfuscate(s string) string {
