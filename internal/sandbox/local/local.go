@@ -219,7 +219,7 @@ func (s *session) start(ctx context.Context) error {
 	}
 	s.super = superCtl
 	cmd := exec.Command("/proc/self/exe", "fullsend-sandbox-init")
-	cmd.Env = []string{guest.EnvRole + "=init"}
+	cmd.Env = append([]string{guest.EnvRole + "=init"}, guest.RaceEnv()...)
 	cmd.ExtraFiles = []*os.File{initChild, superChild}
 	cmd.Stderr = &lockedWriter{w: &s.initStderr}
 	cmd.Dir = "/"
@@ -444,6 +444,9 @@ func (s *session) env(extra map[string]string) []string {
 		for k, v := range sandbox.ProxyEnv(guest.ProxyPort) {
 			base[k] = v
 		}
+	}
+	for _, kv := range guest.RaceEnv() {
+		base["GORACE"] = kv[len("GORACE="):]
 	}
 	for k, v := range s.spec.Env {
 		base[k] = v

@@ -113,7 +113,7 @@ func runInit() error {
 	sc, _ := json.Marshal(cfg.Super)
 	proc, err := os.StartProcess("/usr/local/bin/fullsend", []string{"fullsend-sandbox-supervisor"}, &os.ProcAttr{
 		Dir:   "/",
-		Env:   []string{EnvRole + "=supervisor", envSuper + "=" + string(sc), "PATH=/usr/local/bin:/usr/bin:/bin"},
+		Env:   append([]string{EnvRole + "=supervisor", envSuper + "=" + string(sc), "PATH=/usr/local/bin:/usr/bin:/bin"}, RaceEnv()...),
 		Files: []*os.File{nil, os.Stderr, os.Stderr, superEnd},
 		Sys: &syscall.SysProcAttr{
 			Cloneflags:                 syscall.CLONE_NEWUSER,

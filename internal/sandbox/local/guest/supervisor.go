@@ -245,7 +245,7 @@ func (s *supervisor) archive(m Message, files []*os.File) {
 	sc, _ := json.Marshal(s.cfg)
 	p, err := os.StartProcess(selfExe, []string{"fullsend-sandbox-archive", m.Op, m.Path}, &os.ProcAttr{
 		Dir:   "/",
-		Env:   []string{EnvRole + "=archive", envSuper + "=" + string(sc)},
+		Env:   append([]string{EnvRole + "=archive", envSuper + "=" + string(sc)}, RaceEnv()...),
 		Files: stdio,
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
