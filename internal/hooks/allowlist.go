@@ -108,11 +108,16 @@ func validToolPattern(n string) bool {
 	return true
 }
 
+// renamedTools maps a Claude Code tool's current name to the name it had
+// before: agent definitions written for the old name (tools: Task) keep
+// working with a CLI that calls the tool "Agent".
+var renamedTools = map[string]string{"Agent": "Task"}
+
 func (r AllowRule) matchesTool(tool string) bool {
 	if p, ok := strings.CutSuffix(r.Tool, "*"); ok {
 		return strings.HasPrefix(tool, p)
 	}
-	return r.Tool == tool
+	return r.Tool == tool || (renamedTools[tool] != "" && r.Tool == renamedTools[tool])
 }
 
 // validCommand reports whether c can name a program in a Bash(...) rule:

@@ -220,3 +220,19 @@ func TestEnvFilesProtected(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code renamed Task to Agent: `tools: Task` still permits the
+// Agent tool, and nothing else gains from the rename.
+func TestRenamedToolTask(t *testing.T) {
+	agent := &Input{HookEventName: PreToolUse, ToolName: "Agent", ToolInput: []byte(`{}`)}
+	if v, err := checkAllowlist(context.Background(), agent, &Env{ToolAllowlists: []string{"Read,Task"}}); err != nil || v.Block {
+		t.Errorf("tools: Task does not permit Agent: %+v %v", v, err)
+	}
+	if v, _ := checkAllowlist(context.Background(), agent, &Env{ToolAllowlists: []string{"Read"}}); !v.Block {
+		t.Error("Agent permitted without Task or Agent in the list")
+	}
+	task := &Input{HookEventName: PreToolUse, ToolName: "Task", ToolInput: []byte(`{}`)}
+	if v, _ := checkAllowlist(context.Background(), task, &Env{ToolAllowlists: []string{"Agent"}}); !v.Block {
+		t.Error("the rename works backwards: tools: Agent permitted Task")
+	}
+}
