@@ -20,7 +20,7 @@
 // fullsend does not ship Claude Code. Locate finds the runner's CLI (a
 // configured path, else `claude` on PATH), follows symlinks to the real
 // file and returns an Install: a native executable is bound read-only at
-// SandboxBinary (/opt/fullsend/claude/bin/claude); npm's placeholder (an
+// SandboxBinary (/usr/local/bin/claude); npm's placeholder (an
 // install whose postinstall did not run) is replaced by the platform
 // package's native build installed beside it; a node-script install binds
 // its package directory and its node. The runner (internal/run) adds the

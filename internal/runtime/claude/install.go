@@ -16,14 +16,12 @@ import (
 
 // Where the runner makes the host's Claude Code CLI visible in a sandbox
 // that shares no files with the host but what it binds (the local
-// backend). The files are bound read-only. (Not /usr/local/bin/claude:
-// the local backend's /usr/local/bin is a read-only replica by the time
-// spec mounts are attached, so no mount point can be made there.)
+// backend). The files are bound read-only.
 const (
 	InstallDir = "/opt/fullsend/claude"
 	// SandboxBinary is the CLI itself (a native build), bound from the
-	// real file behind the configured path's symlinks.
-	SandboxBinary = InstallDir + "/bin/claude"
+	// real file behind the configured path's symlinks, on the agent's PATH.
+	SandboxBinary = "/usr/local/bin/claude"
 	// SandboxPackage and SandboxNode hold a Node.js install: the npm
 	// package directory of a script CLI and the node that runs it.
 	SandboxPackage = InstallDir + "/package"

@@ -245,15 +245,23 @@ func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 			return err
 		}
 	}
-	// /usr/local/bin: a tmpfs replica of the host's so the fullsend binary can
-	// be added at /usr/local/bin/fullsend without touching the host.
+	// /usr/local/bin: a tmpfs replica of the host's so the fullsend binary
+	// (and spec mounts targeting /usr/local/bin/NAME, such as an agent CLI)
+	// can be added without touching the host. It is read-only afterwards, so
+	// those mounts are attached here, before the remount.
+	inBin := map[string]bool{}
+	for _, m := range cfg.Mounts {
+		if filepath.Dir(m.Target) == "/usr/local/bin" {
+			inBin[filepath.Base(m.Target)] = true
+		}
+	}
 	if st, err := os.Stat(at("/usr/local/bin")); err == nil && st.IsDir() {
 		if err := unix.Mount("tmpfs", at("/usr/local/bin"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 			return fmt.Errorf("/usr/local/bin tmpfs: %w", err)
 		}
 		if ents, err := os.ReadDir("/usr/local/bin"); err == nil {
 			for _, e := range ents {
-				if e.Name() == "fullsend" {
+				if e.Name() == "fullsend" || inBin[e.Name()] {
 					continue
 				}
 				if err := replicate(filepath.Join("/usr/local/bin", e.Name()), at("/usr/local/bin/"+e.Name())); err != nil {
@@ -266,6 +274,13 @@ func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 	}
 	if err := attach(cfg.Exe, at(cfg.Exe.Target), fd, opened); err != nil {
 		return fmt.Errorf("bind fullsend binary: %w", err)
+	}
+	for _, m := range cfg.Mounts {
+		if inBin[filepath.Base(m.Target)] && filepath.Dir(m.Target) == "/usr/local/bin" {
+			if err := attach(m, at(m.Target), fd, opened); err != nil {
+				return fmt.Errorf("mount %s: %w", m.Target, err)
+			}
+		}
 	}
 	if err := remountRO(at("/usr/local/bin"), false); err != nil {
 		return err
@@ -328,6 +343,9 @@ func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 	}
 	// The spec's mounts, parents first.
 	for _, m := range cfg.Mounts {
+		if filepath.Dir(m.Target) == "/usr/local/bin" {
+			continue // attached with /usr/local/bin above
+		}
 		if err := attach(m, at(m.Target), fd, opened); err != nil {
 			return fmt.Errorf("mount %s: %w", m.Target, err)
 		}
