@@ -137,3 +137,25 @@ func mustRead(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// A harness that raises an org limit is refused like a refused env name:
+// one line with file, line and field naming the org value, exit 1, and
+// nothing provisioned.
+func TestResourcesRaiseRefused(t *testing.T) {
+	needSandbox(t)
+	before := snapshotHost(t)
+	p := newProject(t, "resources:\n  pids: 100000\n", "steps:\n  - write_result: {value: {status: ok}}\n", nil)
+	code, _, stderr := p.run()
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (stderr %q)", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "harness.yaml:8: resources.pids:") || !strings.Contains(last, "sandbox.limits.pids = 1024") {
+		t.Errorf("error %q does not name file:line: field and the org value", last)
+	}
+	if dirs := p.runDirs(); len(dirs) != 0 {
+		t.Errorf("a run directory was created before the refusal: %v", dirs)
+	}
+	assertHostUnchanged(t, before, "pids: 100000")
+}
