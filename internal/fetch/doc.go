@@ -42,6 +42,12 @@
 //
 // The zero Options is the strictest policy: nothing is allowed.
 //
+// Client.DialContext applies rules 3 and 4 alone, for the one other client
+// that speaks a protocol Get cannot (package ocicache, the OCI registry
+// cache tier, whose registry host the org configuration names): every
+// connection of its transport is dialled through it, so no address is
+// reached that these rules refuse.
+//
 // # Failures
 //
 // Every error is an *Error{URL, Err} whose message is one line, "fetch URL:

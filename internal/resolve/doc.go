@@ -70,7 +70,11 @@
 //     forge is asked (if that fails too, the error names both); an
 //     unreachable registry is one warning and is not asked again. Registry
 //     lookups run up to RegistryConcurrency at once, outside the
-//     Concurrency bound that protects forges. Then a file is fetched with
+//     Concurrency bound that protects forges; a skill read from the
+//     registry has the dependencies its SKILL.md pins (those the allowlist
+//     admits) looked up at once, so they overlap with its scan and cache
+//     write (the answers are checked when the walker reaches them, like
+//     any other). Then a file is fetched with
 //     fetch.Client.GetPinned, or forge FetchFile for a forge blob URL; a
 //     directory only with forge FetchTree, whose cas.TreeHash must equal
 //     the pin.

@@ -8,6 +8,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/fetch"
+	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 	"github.com/fullsend-ai/fullsend/internal/ocicache"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
@@ -103,25 +104,40 @@ func (r *resolver) fromRegistry(ctx context.Context, n *Network, w want) (files 
 		}
 		return nil, nil, false, nil
 	}
-	select {
-	case r.regSem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, nil, false, nil
-	}
-	defer func() { <-r.regSem }()
 	var err error
-	if w.typ == cas.TypeDirectory {
-		if files, err = n.Registry.GetTree(ctx, w.digest); err == nil {
-			err = verifyTree(w, files)
+	if p := r.takePrefetch(w.digest, w.typ); p != nil {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return nil, nil, false, nil
 		}
+		files, content, err = p.files, p.content, p.err
 	} else {
-		if content, err = n.Registry.GetFile(ctx, w.digest); err == nil {
+		select {
+		case r.regSem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, nil, false, nil
+		}
+		if w.typ == cas.TypeDirectory {
+			files, err = n.Registry.GetTree(ctx, w.digest)
+		} else {
+			content, err = n.Registry.GetFile(ctx, w.digest)
+		}
+		<-r.regSem
+	}
+	if err == nil {
+		if w.typ == cas.TypeDirectory {
+			err = verifyTree(w, files)
+		} else {
 			err = verifyFile(w, content)
 		}
 	}
 	var oe *ocicache.Error
 	switch {
 	case err == nil:
+		if w.typ == cas.TypeDirectory && w.kind == "skill" {
+			r.prefetchDeps(n.Registry, w, files)
+		}
 		return files, content, true, nil
 	case errors.Is(err, ocicache.ErrNotFound), ctx.Err() != nil:
 		return nil, nil, false, nil
@@ -138,6 +154,97 @@ func (r *resolver) fromRegistry(ctx context.Context, n *Network, w want) (files 
 	}
 	r.warn(fmt.Sprintf("%s: %v; fetching it from the forge instead", w.url, err))
 	return nil, nil, false, err
+}
+
+// maxPrefetch bounds the prefetches of one resolution not yet taken.
+const maxPrefetch = 64
+
+// prefetch is a registry lookup started before its node exists.
+type prefetch struct {
+	done    chan struct{}
+	typ     cas.Type
+	files   map[string][]byte
+	content []byte
+	err     error
+}
+
+// prefetchDeps starts registry lookups of the dependencies a skill's
+// SKILL.md pins, as soon as the skill came from the registry, so that
+// they overlap with the skill's scan and cache write instead of waiting
+// for the walker to reach them (a cold runner then reads a two-level graph
+// in about two round trips). Only dependencies the allowlist admits are
+// prefetched, from the registry only; what a prefetch returns is used only
+// when the walker asks for that digest, and is then verified, scanned and
+// cached like any registry answer. Unused prefetches are dropped.
+func (r *resolver) prefetchDeps(reg Registry, w want, files map[string][]byte) {
+	md, ok := files["SKILL.md"]
+	if !ok {
+		return
+	}
+	fm, err := frontmatter.Parse(w.url+"/SKILL.md", md)
+	if err != nil {
+		return
+	}
+	base, err := ref.DirURL(w.url)
+	if err != nil {
+		return
+	}
+	for _, raw := range fm.Dependencies {
+		rf, err := ref.ResolveRef(base, raw)
+		if err != nil || rf.Digest == "" {
+			continue
+		}
+		if _, ok := ref.MatchPrefix(rf.URL, r.allow); !ok {
+			continue
+		}
+		typ := cas.TypeDirectory
+		if looksLikeFile(rf.URL) || r.explicitFileURL(raw) {
+			typ = cas.TypeFile
+		}
+		r.startPrefetch(reg, rf.Digest, typ)
+	}
+}
+
+func (r *resolver) startPrefetch(reg Registry, d ref.Digest, typ cas.Type) {
+	r.mu.Lock()
+	if _, busy := r.flights[d]; busy || r.prefetches[d] != nil || len(r.prefetches) >= maxPrefetch || r.prefetchCtx == nil {
+		r.mu.Unlock()
+		return
+	}
+	p := &prefetch{done: make(chan struct{}), typ: typ}
+	r.prefetches[d] = p
+	ctx := r.prefetchCtx
+	r.prefetchWG.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.prefetchWG.Done()
+		defer close(p.done)
+		select {
+		case r.regSem <- struct{}{}:
+		case <-ctx.Done():
+			p.err = ctx.Err()
+			return
+		}
+		defer func() { <-r.regSem }()
+		if typ == cas.TypeDirectory {
+			p.files, p.err = reg.GetTree(ctx, d)
+		} else {
+			p.content, p.err = reg.GetFile(ctx, d)
+		}
+	}()
+}
+
+// takePrefetch returns (and forgets) the prefetch of d when it is of type
+// typ.
+func (r *resolver) takePrefetch(d ref.Digest, typ cas.Type) *prefetch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.prefetches[d]
+	if p == nil || p.typ != typ {
+		return nil
+	}
+	delete(r.prefetches, d)
+	return p
 }
 
 // push pushes what was fetched from the forge (verified, scanned and
@@ -195,8 +302,20 @@ func (r *resolver) warnOnce(kind, msg string) {
 	r.warnings = append(r.warnings, msg)
 }
 
-// finish waits for the background pushes and returns the warnings.
+// start sets the caller's context, which background pushes and
+// prefetches use.
+func (r *resolver) start(ctx context.Context) {
+	r.ctx = ctx
+	r.prefetchCtx, r.stopPrefetch = context.WithCancel(ctx)
+}
+
+// finish stops the prefetches nobody took, waits for the background
+// pushes and returns the warnings.
 func (r *resolver) finish() []string {
+	if r.stopPrefetch != nil {
+		r.stopPrefetch()
+	}
+	r.prefetchWG.Wait()
 	r.pushWG.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -84,6 +84,9 @@ func TestRegistryE2E(t *testing.T) {
 	if err != nil || !bytes.Equal(orig, g.files["agents/a.md"]) {
 		t.Fatalf("agent blob on the registry's disk: %v", err)
 	}
+	// Blob storage is shared by every repository of the registry: put the
+	// genuine bytes back for later tests.
+	t.Cleanup(func() { os.WriteFile(data, orig, 0o644) })
 	if err := os.WriteFile(data, bytes.Replace(orig, []byte("agent a"), []byte("agent X"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
@@ -312,5 +313,132 @@ func TestAuditSourceCache(t *testing.T) {
 	b, _ := json.Marshal(w.audit.entries[len(w.audit.entries)-1])
 	if !strings.Contains(string(b), `"source":"cache"`) {
 		t.Fatalf("audit line %s", b)
+	}
+}
+
+// gatedStore holds the cache write of the skills named in hold until
+// release is closed.
+type gatedStore struct {
+	Store
+	hold    map[ref.Digest]bool
+	release chan struct{}
+}
+
+func (g *gatedStore) PutTree(want ref.Digest, meta cas.Metadata, files map[string][]byte) (cas.Entry, error) {
+	if g.hold[want] {
+		select {
+		case <-g.release:
+		case <-time.After(20 * time.Second): // deadlock guard only
+			return cas.Entry{}, errors.New("gatedStore: the dependency was never looked up before its parent was cached")
+		}
+	}
+	return g.Store.PutTree(want, meta, files)
+}
+
+// recordingRegistry passes calls through and closes onTree when the tree
+// digest want is asked for.
+type recordingRegistry struct {
+	Registry
+	want   ref.Digest
+	once   sync.Once
+	onTree chan struct{}
+	mu     sync.Mutex
+	asked  map[ref.Digest]int
+}
+
+func (r *recordingRegistry) GetTree(ctx context.Context, d ref.Digest) (map[string][]byte, error) {
+	r.mu.Lock()
+	r.asked[d]++
+	r.mu.Unlock()
+	if d == r.want {
+		r.once.Do(func() { close(r.onTree) })
+	}
+	return r.Registry.GetTree(ctx, d)
+}
+
+// TestRegistryPrefetchesDependencies: a skill read from the registry has
+// the dependencies its SKILL.md pins looked up at once, before the skill
+// itself is cached (here its cache write waits until mid was asked for),
+// each digest exactly once.
+func TestRegistryPrefetchesDependencies(t *testing.T) {
+	reg := ocicachetest.New(t)
+	w, g := buildGraphRepo(t, func(r *repo) *world { return newWorld(t, r) }, "")
+	w.useRegistry(reg.Repository(regPath), true)
+	o := w.opts()
+	o.Yes = true
+	if _, err := Resolve(context.Background(), g.harnessURL, o); err != nil {
+		t.Fatal(err)
+	}
+	w.freshRunner(t)
+	w.stopForge()
+	rec := &recordingRegistry{want: g.mid, onTree: make(chan struct{}), asked: map[ref.Digest]int{}}
+	s1, s2 := ref.Digest(""), ref.Digest("")
+	for _, n := range []string{"skills/s1", "skills/s2"} {
+		files := map[string][]byte{}
+		for p, b := range g.files {
+			if rest, ok := strings.CutPrefix(p, n+"/"); ok {
+				files[rest] = b
+			}
+		}
+		d, err := cas.TreeHash(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s1 == "" {
+			s1 = d
+		} else {
+			s2 = d
+		}
+	}
+	o = w.opts()
+	o.Yes = true
+	o.Store = &gatedStore{Store: w.store, hold: map[ref.Digest]bool{s1: true, s2: true}, release: rec.onTree}
+	inner := o.Network
+	o.Network = func() (*Network, error) {
+		n, err := inner()
+		if err == nil {
+			rec.Registry = n.Registry
+			n.Registry = rec
+		}
+		return n, err
+	}
+	if _, err := Resolve(context.Background(), g.harnessURL, o); err != nil {
+		t.Fatal(err)
+	}
+	if w.srv.RequestCount() != 0 {
+		t.Fatalf("%d forge requests", w.srv.RequestCount())
+	}
+	for d, n := range rec.asked {
+		if n != 1 {
+			t.Errorf("tree %s asked %d times", d, n)
+		}
+	}
+}
+
+// TestPrefetchOnlyAllowed: only dependencies the allowlist admits are
+// prefetched, with the type the walker will ask for.
+func TestPrefetchOnlyAllowed(t *testing.T) {
+	r, err := newResolver(Options{Store: &gatedStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.start(context.Background())
+	defer r.finish()
+	r.allow = []string{"https://github.test/o/r/"}
+	in, out, doc := ref.SHA256([]byte("in")), ref.SHA256([]byte("out")), ref.SHA256([]byte("doc"))
+	md := fmt.Sprintf("---\nname: s\ndescription: s\ndependencies:\n  - ../shared#sha256=%s\n  - https://evil.test/x/tree/main/y#sha256=%s\n  - ../notes.md#sha256=%s\n---\nbody\n", in, out, doc)
+	liar := &lyingRegistry{}
+	w := want{url: "https://github.test/o/r/tree/main/skills/s", kind: "skill", typ: cas.TypeDirectory}
+	r.prefetchDeps(liar, w, map[string][]byte{"SKILL.md": []byte(md)})
+	if p := r.takePrefetch(in, cas.TypeDirectory); p == nil {
+		t.Error("the allowed sibling skill was not prefetched")
+	}
+	if p := r.takePrefetch(doc, cas.TypeFile); p == nil {
+		t.Error("the allowed document was not prefetched as a file")
+	}
+	for _, typ := range []cas.Type{cas.TypeDirectory, cas.TypeFile} {
+		if p := r.takePrefetch(out, typ); p != nil {
+			t.Errorf("a dependency outside allowed_remote_resources was prefetched (as a %s)", typ)
+		}
 	}
 }

@@ -175,12 +175,16 @@ type resolver struct {
 	noticeSeen map[string]bool
 
 	// registry tier (registry.go)
-	ctx         context.Context // the caller's: background pushes use it
-	regSem      chan struct{}
-	pushSem     chan struct{}
-	pushWG      sync.WaitGroup
-	warnings    []string
-	warnedKinds map[string]bool
+	ctx          context.Context // the caller's: background pushes use it
+	regSem       chan struct{}
+	pushSem      chan struct{}
+	pushWG       sync.WaitGroup
+	warnings     []string
+	warnedKinds  map[string]bool
+	prefetches   map[ref.Digest]*prefetch
+	prefetchCtx  context.Context
+	stopPrefetch context.CancelFunc
+	prefetchWG   sync.WaitGroup
 
 	// remote bases met while loading
 	bases    map[string]*Node
@@ -198,7 +202,7 @@ func Resolve(ctx context.Context, target string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.ctx = ctx
+	r.start(ctx)
 	k, err := ref.Classify(target)
 	if err != nil {
 		return nil, fmt.Errorf("harness %w", err)
@@ -252,7 +256,7 @@ func newResolver(o Options) (*resolver, error) {
 		nodes: map[string]*Node{}, flights: map[ref.Digest]*flight{}, noticeSeen: map[string]bool{},
 		bases: map[string]*Node{}, baseRefs: map[string]bool{},
 		regSem: make(chan struct{}, RegistryConcurrency), pushSem: make(chan struct{}, pushConcurrency),
-		warnedKinds: map[string]bool{}, ctx: context.Background(),
+		warnedKinds: map[string]bool{}, ctx: context.Background(), prefetches: map[ref.Digest]*prefetch{},
 	}
 	if r.maxDepth <= 0 {
 		r.maxDepth = config.DefaultMaxDepth

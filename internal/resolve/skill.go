@@ -67,7 +67,7 @@ func ResolveSkill(ctx context.Context, req SkillRequest, o Options) (*SkillResul
 	if err != nil {
 		return nil, err
 	}
-	r.ctx = ctx
+	r.start(ctx)
 	for i, p := range req.Allowed {
 		c, err := ref.CanonicalPrefix(p)
 		if err != nil {
