@@ -179,11 +179,37 @@ func corpusAt(tb testing.TB, env, moduleRoot string) Library {
 		tb.Fatal(err)
 	}
 	if d == "" {
+		announceSkip()
 		tb.Skip(SkipLine)
 	}
 	lib := corpus
 	lib.Dir = d
 	return lib
+}
+
+var announced sync.Once
+
+// announceSkip makes the skip visible under README's test command: `go test
+// ./...` prints nothing of a package that passes, skip lines included. So,
+// once per test binary, SkipLine also goes to the go command's own stderr
+// (the binary's parent), with the package's directory. Linux only (through
+// /proc), and only when the parent is the go command; elsewhere the t.Skip
+// line (shown with -v) is all there is.
+func announceSkip() {
+	announced.Do(func() {
+		ppid := os.Getppid()
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid))
+		if err != nil || filepath.Base(exe) != "go" {
+			return
+		}
+		f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", ppid), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		wd, _ := os.Getwd()
+		fmt.Fprintf(f, "%s [%s]\n", SkipLine, filepath.Base(wd))
+	})
 }
 
 // Lookup returns the corpus directory (absolute), "" when FULLSEND_CORPUS
