@@ -29,6 +29,9 @@
 //	pre_script   host, env.runner + FULLSEND_RUN_DIR/OUTPUT_DIR, log pre_script.log;
 //	             every host script runs in a fresh empty private directory, never
 //	             the run dir (whose output/ the agent wrote)
+//	stage        the local agent file, skills and plugins copied into <run dir>/staged
+//	             through an os.Root (a path swapped for a symlink out of the fullsend
+//	             dir fails); the scan and the upload then read only the copies
 //	host_scan    repo CLAUDE.md, AGENTS.md, .claude/skills/**/SKILL.md; the org
 //	             AGENTS.md when it will be injected; the agent definition and every
 //	             skill and plugin file (origin remote for cached remote skills)

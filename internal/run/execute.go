@@ -247,6 +247,9 @@ func (x *execution) execute(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := x.phase("stage", x.stage); err != nil {
+		return err
+	}
 	if err := x.phase("host_scan", func() error { return x.hostScan(ctx) }); err != nil {
 		return err
 	}
