@@ -29,6 +29,9 @@ const maxStagedFile = 10 << 20
 func (x *execution) stage() error {
 	p := *x.plan
 	dir := filepath.Join(x.dir, StageDir)
+	if err := os.RemoveAll(dir); err != nil { // a resumed run stages afresh
+		return err
+	}
 	roots := slices.DeleteFunc(append([]string{x.fullsendRoot()}, p.harnessLayers()...), func(s string) bool { return s == "" })
 	if p.AgentFile != "" && !isCached(p.AgentFile, p.CacheDir) {
 		dst := filepath.Join(dir, "agent", filepath.Base(p.AgentFile))
