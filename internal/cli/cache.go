@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -103,12 +102,7 @@ func newCacheLsCmd(env *Env) *cobra.Command {
 						ContentType: e.Meta.ContentType, Path: e.Dir,
 					})
 				}
-				b, err := json.MarshalIndent(out, "", "  ")
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintf(env.Stdout, "%s\n", b)
-				return err
+				return writeJSON(env.Stdout, out)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "HASH\tTYPE\tSIZE\tLAST USED\tURL")
@@ -297,12 +291,7 @@ func cacheLsRemote(cmd *cobra.Command, env *Env, asJSON bool) error {
 		for _, it := range items {
 			out = append(out, remoteEntryJSON{SHA256: string(it.Digest), Type: string(it.Type), Tag: it.Tag})
 		}
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(env.Stdout, "%s\n", b)
-		return err
+		return writeJSON(env.Stdout, out)
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "HASH\tTYPE\tTAG\n")

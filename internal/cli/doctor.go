@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,9 +71,7 @@ for a backend not in use only warns. Exit status 0 unless a check failed.`,
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(struct {
+				if err := writeJSON(env.Stdout, struct {
 					OK     bool          `json:"ok"`
 					Checks []doctorCheck `json:"checks"`
 				}{failed == 0, checks}); err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -216,9 +215,7 @@ difference is a warning, or an error with --frozen.`,
 			}
 			env.finishProgress()
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
+				return writeJSON(env.Stdout, struct {
 					Harness   harnessView        `json:"harness"`
 					Resources []resolve.Resource `json:"resources"`
 				}{viewOf(res), res.Graph.Resources()})

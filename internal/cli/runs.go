@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -60,9 +59,7 @@ func newRunsLsCmd(env *Env) *cobra.Command {
 					r.Sandbox.Backend, r.StartedAt, r.DurationMS, r.Dir()})
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return writeJSON(env.Stdout, rows)
 			}
 			if len(rows) == 0 {
 				fmt.Fprintf(env.Stdout, "no runs in %s\n", runpkg.RunsDir(env.Workspace))

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -310,9 +309,7 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 		}
 	}
 	if f.json {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(total); err != nil {
+		if err := writeJSON(env.Stdout, total); err != nil {
 			return err
 		}
 	} else {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -76,9 +75,7 @@ listed too (as forge.<name>.<field>).`,
 				out.Resources = append(out.Resources, validateDescribe(r, t.Root))
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return writeJSON(env.Stdout, out)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "FIELD\tKIND\tREF\tRESOLVED\tLOCAL/REMOTE")
