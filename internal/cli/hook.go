@@ -22,6 +22,10 @@ func newHookCmd(env *Env) *cobra.Command {
 and answers on stdout in Claude Code's hook protocol. The claude runtime wires
 these commands into .claude/settings.json; they are not meant to be run by hand.
 
+settings.json wires one process per event: ` + "`fullsend hook " + hooks.EachCommand + " NAME...`" + `
+runs the named hooks of that event, each under its own tool matcher, and
+answers with the first that blocks.
+
 Exit status: 0 with no output = allow; 0 with a JSON decision = deny / block;
 2 = the hook could not decide (the reason is on stderr): Claude Code blocks.
 
@@ -35,6 +39,32 @@ Hooks:
 		},
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
+	var eachAllow []string
+	each := &cobra.Command{
+		Use:   hooks.EachCommand + " NAME...",
+		Short: "runs the named hooks of one event in one process (how settings.json wires them)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, names []string) error {
+			henv := hooks.NewEnv(env.Getenv)
+			if c.Flags().Changed(hooks.AllowFlag) {
+				named := false
+				for _, n := range names {
+					named = named || n == hooks.ToolAllowlistHook
+				}
+				if !named {
+					return &ExitError{Code: hookBlockCode, Err: hookError("hook each: --" + hooks.AllowFlag + " given without " + hooks.ToolAllowlistHook)}
+				}
+				henv.ToolAllowlists = eachAllow
+			}
+			if _, err := hooks.HandleEach(c.Context(), names, env.Stdin, env.Stdout, henv); err != nil {
+				return &ExitError{Code: hookBlockCode, Err: err}
+			}
+			return nil
+		},
+	}
+	each.Flags().StringArrayVar(&eachAllow, hooks.AllowFlag, nil,
+		"a tool allowlist for "+hooks.ToolAllowlistHook+" (repeatable: each must permit the call; replaces "+hooks.EnvToolAllowlist+")")
+	cmd.AddCommand(each)
 	for _, h := range hooks.All() {
 		name := h.Name
 		var allow []string

@@ -108,3 +108,37 @@ func TestHookAllowFlag(t *testing.T) {
 		}
 	}
 }
+
+// `fullsend hook each` runs several hooks of one event in one process, the
+// tool allowlist from --allow replacing the environment's, and fails closed.
+func TestHookEachCommand(t *testing.T) {
+	pre := []string{"each", "bash-risk-pretool", "ssrf-pretool", "tool-allowlist-pretool", "canary-pretool"}
+	code, stdout, stderr := runHook(t, hookPayload(t, "pre_bash_metadata"), nil, append(pre, "--allow", "Bash")...)
+	if code != 0 || !strings.Contains(stdout, `"permissionDecision":"deny"`) || !strings.Contains(stdout, "ssrf-pretool") || stderr != "" {
+		t.Fatalf("metadata: code %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	code, stdout, _ = runHook(t, hookPayload(t, "pre_bash_gh"), map[string]string{"FULLSEND_TOOL_ALLOWLIST": "Bash"}, append(pre, "--allow", "Bash(jq)")...)
+	if code != 0 || !strings.Contains(stdout, `"permissionDecision":"deny"`) || !strings.Contains(stdout, "tool-allowlist-pretool") {
+		t.Fatalf("gh under --allow Bash(jq): code %d stdout %q", code, stdout)
+	}
+	code, stdout, stderr = runHook(t, hookPayload(t, "pre_bash_gh"), nil, append(pre, "--allow", "Bash(gh,jq)")...)
+	if code != 0 || stdout != "" || stderr != "" {
+		t.Fatalf("gh allowed: code %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	code, stdout, _ = runHook(t, hookPayload(t, "post_webfetch_injection"), nil, "each", "canary-posttool", "secret-redact-posttool", "unicode-posttool", "context-suppress-posttool")
+	if code != 0 || !strings.Contains(stdout, `"decision":"block"`) {
+		t.Fatalf("post: code %d stdout %q", code, stdout)
+	}
+	for _, args := range [][]string{
+		{"each"},
+		{"each", "ssrf-pretool", "--allow", "Bash"},
+		{"each", "ssrf-pretool", "canary-posttool"},
+		{"each", "nope"},
+		{"each", "tool-allowlist-pretool", "--allow", "Bash(gh"},
+	} {
+		code, stdout, stderr := runHook(t, hookPayload(t, "pre_bash_gh"), nil, args...)
+		if code != hookBlockCode || stdout != "" || stderr == "" {
+			t.Errorf("%q: code %d stdout %q stderr %q, want exit %d with a reason", args, code, stdout, stderr, hookBlockCode)
+		}
+	}
+}

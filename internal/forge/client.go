@@ -40,6 +40,9 @@ type Client struct {
 	now         func() time.Time
 	retries     int
 	concurrency int
+
+	treeMu sync.Mutex
+	trees  map[string]*treeCall // GitHub tree listings by API URL (github.go)
 }
 
 // Option adjusts a Client.

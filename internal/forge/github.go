@@ -32,15 +32,63 @@ type ghTree struct {
 	Truncated bool          `json:"truncated"`
 }
 
+// treeCall is one recursive tree listing, shared by every FetchTree of the
+// same repository and ref on a Client: a graph with twenty skills of one
+// repo@commit lists the repository once, not twenty times.
+type treeCall struct {
+	done chan struct{}
+	tree *ghTree
+	err  error
+}
+
+// githubListing returns the recursive listing at u, requesting it at most
+// once per Client for a commit id and at most once at a time for another
+// ref. A listing that failed is forgotten (the next caller asks again);
+// callers already waiting on it get its error.
+func (c *Client) githubListing(ctx context.Context, loc Location, u string) (*ghTree, error) {
+	c.treeMu.Lock()
+	if tc, ok := c.trees[u]; ok {
+		c.treeMu.Unlock()
+		select {
+		case <-tc.done:
+			return tc.tree, tc.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	tc := &treeCall{done: make(chan struct{})}
+	if c.trees == nil {
+		c.trees = map[string]*treeCall{}
+	}
+	c.trees[u] = tc
+	c.treeMu.Unlock()
+
+	body, err := c.get(ctx, loc.Forge, u, "application/vnd.github+json", true)
+	if err == nil {
+		var t ghTree
+		if jerr := json.Unmarshal(body, &t); jerr != nil {
+			err = fmt.Errorf("decoding the tree listing: %v", jerr)
+		} else {
+			tc.tree = &t
+		}
+	}
+	tc.err = err
+	// Only a commit id names the same tree forever; a branch or tag listing
+	// is shared by concurrent callers only.
+	if err != nil || !isCommitID(loc.Ref) {
+		c.treeMu.Lock()
+		delete(c.trees, u)
+		c.treeMu.Unlock()
+	}
+	close(tc.done)
+	return tc.tree, tc.err
+}
+
 func (c *Client) githubTree(ctx context.Context, loc Location) (map[string][]byte, error) {
 	u := c.githubRepoAPI(loc) + "/git/trees/" + escapeSeg(loc.Ref) + "?recursive=1"
-	body, err := c.get(ctx, loc.Forge, u, "application/vnd.github+json", true)
+	t, err := c.githubListing(ctx, loc, u)
 	if err != nil {
 		return nil, err
-	}
-	var t ghTree
-	if err := json.Unmarshal(body, &t); err != nil {
-		return nil, fmt.Errorf("decoding the tree listing: %v", err)
 	}
 	var files []file
 	if t.Truncated {
@@ -199,4 +247,17 @@ func (c *Client) githubBlob(ctx context.Context, loc Location, sha string) ([]by
 		}
 	}
 	return b, nil
+}
+
+// isCommitID reports whether ref is a full SHA-1 or SHA-256 commit id.
+func isCommitID(ref string) bool {
+	if len(ref) != 40 && len(ref) != 64 {
+		return false
+	}
+	for i := 0; i < len(ref); i++ {
+		if c := ref[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

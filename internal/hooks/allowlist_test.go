@@ -162,7 +162,7 @@ func TestSettingsWiresAllowlist(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := Settings("/usr/local/bin/fullsend", hs, "Bash(gh, jq), Read", "Read")
-	want := `"command": "/usr/local/bin/fullsend hook tool-allowlist-pretool --allow 'Bash(gh,jq),Read' --allow 'Read'"`
+	want := `"command": "/usr/local/bin/fullsend hook each ssrf-pretool tool-allowlist-pretool canary-pretool --allow 'Bash(gh,jq),Read' --allow 'Read'"`
 	if err != nil || !strings.Contains(string(b), want) || strings.Contains(string(b), "bash-risk-pretool") {
 		t.Fatalf("Settings:\n%s\n%v\nwant %s", b, err, want)
 	}

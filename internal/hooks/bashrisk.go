@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -20,7 +19,7 @@ import (
 
 type riskRule struct {
 	id, why string
-	re      *regexp.Regexp
+	re      *lazyRE
 }
 
 const (
@@ -30,27 +29,27 @@ const (
 
 var riskRules = []riskRule{
 	{"pipe-to-shell", "pipes a download into an interpreter",
-		regexp.MustCompile(reFetcher + `[^|;&\n]*\|+\s*(?:` + reShell + `)`)},
+		lazyRegexp(reFetcher + `[^|;&\n]*\|+\s*(?:` + reShell + `)`)},
 	{"shell-from-download", "runs code fetched by a command substitution",
-		regexp.MustCompile(`(?:\b(?:ba|z)?sh\s+(?:-c\s+)?|\beval\s+|\bsource\s+|(?:^|[;&|]\s*)\.\s+)["']?[$<]\(\s*` + reFetcher)},
+		lazyRegexp(`(?:\b(?:ba|z)?sh\s+(?:-c\s+)?|\beval\s+|\bsource\s+|(?:^|[;&|]\s*)\.\s+)["']?[$<]\(\s*` + reFetcher)},
 	{"decode-and-exec", "decodes an encoded payload and executes it",
-		regexp.MustCompile(`(?:\bbase64\s+(?:-\w+\s+)*(?:-d|--decode|-D)\b|\bxxd\s+(?:-\w+\s+)*-r|\bopenssl\s+(?:enc\s+)?(?:base64\s+)?(?:-\w+\s+)*-d\b)[^;&\n]*\|+\s*(?:` + reShell + `)|\beval\s+["']?\$\([^)]*\b(?:base64\s+(?:-d|--decode)|xxd\s+-r)`)},
+		lazyRegexp(`(?:\bbase64\s+(?:-\w+\s+)*(?:-d|--decode|-D)\b|\bxxd\s+(?:-\w+\s+)*-r|\bopenssl\s+(?:enc\s+)?(?:base64\s+)?(?:-\w+\s+)*-d\b)[^;&\n]*\|+\s*(?:` + reShell + `)|\beval\s+["']?\$\([^)]*\b(?:base64\s+(?:-d|--decode)|xxd\s+-r)`)},
 	{"rm-root", "recursively deletes the root, home or whole working tree",
-		regexp.MustCompile(`\brm\s+(?:-[a-zA-Z-]+\s+)*(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\s+(?:-[a-zA-Z-]+\s+)*(?:/|/\*|~/?|~/\*|\$HOME/?|\$\{HOME\}/?|\*|\.\*?)(?:\s|$|;|&)|--no-preserve-root`)},
+		lazyRegexp(`\brm\s+(?:-[a-zA-Z-]+\s+)*(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\s+(?:-[a-zA-Z-]+\s+)*(?:/|/\*|~/?|~/\*|\$HOME/?|\$\{HOME\}/?|\*|\.\*?)(?:\s|$|;|&)|--no-preserve-root`)},
 	{"setuid", "sets a setuid/setgid bit",
-		regexp.MustCompile(`\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*[+=][rwxXt]*s|0?[2467][0-7]{3})\b`)},
+		lazyRegexp(`\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*[+=][rwxXt]*s|0?[2467][0-7]{3})\b`)},
 	{"ssh-keys", "writes SSH authorized keys or reads SSH private keys",
-		regexp.MustCompile(`authorized_keys|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|(?:>|\btee\b|\bcp\b|\bmv\b|\bln\b|\binstall\b|\bmkdir\b)[^;&|\n]*(?:~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.ssh\b`)},
+		lazyRegexp(`authorized_keys|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|(?:>|\btee\b|\bcp\b|\bmv\b|\bln\b|\binstall\b|\bmkdir\b)[^;&|\n]*(?:~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.ssh\b`)},
 	{"reverse-shell", "opens a reverse shell or raw socket",
-		regexp.MustCompile(`\b(?:nc|ncat|netcat)\b[^|;&\n]*\s-[a-zA-Z]*[ec]\b|\bsocat\b[^;&|\n]*\b(?:exec|system):|/dev/(?:tcp|udp)/|\bbash\s+-i\s+[<>]&|\bmkfifo\b[^;\n]*\b(?:nc|ncat|netcat)\b|\b(?:python[0-9.]*|perl|ruby|php)\b[^;\n]*\bsocket\b[^;\n]*\b(?:subprocess|pty|dup2|exec|fsockopen|spawn)`)},
+		lazyRegexp(`\b(?:nc|ncat|netcat)\b[^|;&\n]*\s-[a-zA-Z]*[ec]\b|\bsocat\b[^;&|\n]*\b(?:exec|system):|/dev/(?:tcp|udp)/|\bbash\s+-i\s+[<>]&|\bmkfifo\b[^;\n]*\b(?:nc|ncat|netcat)\b|\b(?:python[0-9.]*|perl|ruby|php)\b[^;\n]*\bsocket\b[^;\n]*\b(?:subprocess|pty|dup2|exec|fsockopen|spawn)`)},
 	{"credential-exfiltration", "sends environment variables or credential files over the network",
-		regexp.MustCompile(`(?:` + reFetcher + `|\b(?:nc|ncat|scp|rsync|ssh)\b)[^;\n]*(?:/proc/(?:self|\d+)/environ|\.aws/credentials|\.gcp-credentials|\.config/gcloud|\.netrc|\.git-credentials|\.docker/config\.json|\.kube/config|\$\(\s*(?:env|printenv|set)\s*\))|\b(?:env|printenv)\s*\|[^;\n]*(?:` + reFetcher + `|\b(?:nc|ncat)\b)`)},
+		lazyRegexp(`(?:` + reFetcher + `|\b(?:nc|ncat|scp|rsync|ssh)\b)[^;\n]*(?:/proc/(?:self|\d+)/environ|\.aws/credentials|\.gcp-credentials|\.config/gcloud|\.netrc|\.git-credentials|\.docker/config\.json|\.kube/config|\$\(\s*(?:env|printenv|set)\s*\))|\b(?:env|printenv)\s*\|[^;\n]*(?:` + reFetcher + `|\b(?:nc|ncat)\b)`)},
 	{"loader-hijack", "hijacks the dynamic loader",
-		regexp.MustCompile(`\bLD_PRELOAD=|\bLD_AUDIT=|/etc/ld\.so\.preload`)},
+		lazyRegexp(`\bLD_PRELOAD=|\bLD_AUDIT=|/etc/ld\.so\.preload`)},
 	{"destroy-disk", "formats or overwrites a disk, or forks without bound",
-		regexp.MustCompile(`\bmkfs(?:\.\w+)?\b|\bdd\b[^;&|\n]*\bof=/dev/(?:sd|nvme|xvd|vd|hd|mmcblk)|>\s*/dev/(?:sd|nvme|xvd|vd|hd)[a-z]|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`)},
+		lazyRegexp(`\bmkfs(?:\.\w+)?\b|\bdd\b[^;&|\n]*\bof=/dev/(?:sd|nvme|xvd|vd|hd|mmcblk)|>\s*/dev/(?:sd|nvme|xvd|vd|hd)[a-z]|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`)},
 	{"hook-env-tampering", "changes the environment the security hooks read",
-		regexp.MustCompile(`\b(?:unset\s+(?:-v\s+)?|export\s+|declare\s+-x\s+)?(?:FULLSEND_TOOL_ALLOWLIST|FULLSEND_CANARY_TOKEN|FULLSEND_ALLOWED_SERVICES|CLAUDE_CONFIG_DIR)=|\bunset\s+(?:-v\s+)?(?:FULLSEND_|CLAUDE_CONFIG_DIR)`)},
+		lazyRegexp(`\b(?:unset\s+(?:-v\s+)?|export\s+|declare\s+-x\s+)?(?:FULLSEND_TOOL_ALLOWLIST|FULLSEND_CANARY_TOKEN|FULLSEND_ALLOWED_SERVICES|CLAUDE_CONFIG_DIR)=|\bunset\s+(?:-v\s+)?(?:FULLSEND_|CLAUDE_CONFIG_DIR)`)},
 }
 
 // protectedRe matches paths of the hook configuration, of the fullsend
@@ -58,7 +57,7 @@ var riskRules = []riskRule{
 // and .env.d/, sourced before every claude iteration and every native bash
 // call: a write there would run code past a Bash(...) allowlist and could
 // change the variables the hooks read); the agent must not modify them.
-var protectedRe = regexp.MustCompile(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|claude-config/settings(?:\.local)?\.json|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
+var protectedRe = lazyRegexp(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|claude-config/settings(?:\.local)?\.json|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
 
 // readOnlyProgs may mention protected paths (inspection only).
 var readOnlyProgs = map[string]bool{"cat": true, "ls": true, "head": true, "tail": true, "grep": true, "rg": true,

@@ -5,7 +5,17 @@
 // answers on stdout.
 //
 // It owns the hook rules and the settings.json wiring (Settings); the claude
-// runtime writes that file, the CLI (internal/cli/hook.go) runs Handle.
+// runtime writes that file, the CLI (internal/cli/hook.go) runs Handle and
+// HandleEach.
+//
+// One process per event: settings.json wires a single command per event,
+// `fullsend hook each NAME...` under the matcher "*", which reads the
+// payload once and runs every named hook of that event whose own matcher
+// (the column below, a regular expression over the whole tool name) selects
+// the tool, in installation order; the first hook that blocks answers,
+// tagged with its name. A tool call thus starts two fullsend processes, not
+// eight. The hook patterns compile on first use (lazyRE), not at package
+// initialisation, so commands that run no hook do not pay for them.
 //
 // # Hooks
 //
@@ -33,8 +43,8 @@
 // process substitution are refused. Redirection targets are not programs.
 //
 // Where the list lives, and what the agent can touch: Settings puts it on
-// the hook's command line (`fullsend hook tool-allowlist-pretool --allow
-// 'LIST'`) inside the settings files, never in the environment, because
+// the PreToolUse command line (`fullsend hook each … tool-allowlist-pretool
+// … --allow 'LIST'`) inside the settings files, never in the environment, because
 // /sandbox/workspace/.env and .env.d/ are in the writable workspace and
 // are sourced before every iteration. The settings files are writable by
 // the agent too; Claude Code reads hooks once at start, the bash risk hook

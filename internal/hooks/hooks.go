@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -180,17 +181,96 @@ func Handle(ctx context.Context, name string, r io.Reader, w io.Writer, env *Env
 	if err != nil {
 		return Verdict{}, fmt.Errorf("hook %s: %w", name, err)
 	}
+	return respond(h, in, v, w)
+}
+
+// respond writes h's answer for a blocking verdict (nothing for an allow).
+func respond(h Hook, in *Input, v Verdict, w io.Writer) (Verdict, error) {
 	if !v.Block {
 		return v, nil
 	}
-	out, err := TaggedResponse(h.Event, v, Tag{Hook: name, Rule: v.Rule, Tool: in.ToolName, ToolUseID: in.ToolUseID})
+	out, err := TaggedResponse(h.Event, v, Tag{Hook: h.Name, Rule: v.Rule, Tool: in.ToolName, ToolUseID: in.ToolUseID})
 	if err != nil {
-		return Verdict{}, fmt.Errorf("hook %s: %w", name, err)
+		return Verdict{}, fmt.Errorf("hook %s: %w", h.Name, err)
 	}
 	if _, err := w.Write(out); err != nil {
-		return Verdict{}, fmt.Errorf("hook %s: writing response: %w", name, err)
+		return Verdict{}, fmt.Errorf("hook %s: writing response: %w", h.Name, err)
 	}
 	return v, nil
+}
+
+// EachCommand is the `fullsend hook` subcommand that runs several hooks of
+// one event in one process: `fullsend hook each NAME...`. Settings wires
+// one such command per event, so a tool call costs one process per event
+// instead of one per hook.
+const EachCommand = "each"
+
+// Matches reports whether the hook's matcher selects tool, as Claude Code
+// reads a matcher: "*" (or empty) selects every tool, anything else is a
+// regular expression that must match the whole tool name.
+func (h Hook) Matches(tool string) (bool, error) {
+	if h.Matcher == "" || h.Matcher == "*" {
+		return true, nil
+	}
+	ok, err := regexp.MatchString("^(?:"+h.Matcher+")$", tool)
+	if err != nil {
+		return false, fmt.Errorf("hook %s: matcher %q: %w", h.Name, h.Matcher, err)
+	}
+	return ok, nil
+}
+
+// HandleEach reads one payload from r and runs every named hook whose
+// matcher selects the payload's tool, in installation order, answering as
+// Handle does. The first hook that blocks answers (tagged with its name) and
+// the rest are not run; a hook that cannot decide makes the whole call fail
+// (the caller exits 2, Claude Code blocks). All named hooks must handle the
+// payload's event; unknown, repeated or mixed-event names are an error.
+func HandleEach(ctx context.Context, names []string, r io.Reader, w io.Writer, env *Env) (Verdict, error) {
+	if len(names) == 0 {
+		return Verdict{}, errors.New("hook each: no hook named")
+	}
+	want := map[string]bool{}
+	var event string
+	for _, n := range names {
+		h, ok := Lookup(n)
+		if !ok {
+			return Verdict{}, fmt.Errorf("hook %q: %w (known: %s)", n, ErrUnknownHook, strings.Join(Names(), ", "))
+		}
+		if want[n] {
+			return Verdict{}, fmt.Errorf("hook each: %s named twice", n)
+		}
+		if event != "" && h.Event != event {
+			return Verdict{}, fmt.Errorf("hook each: %s handles %s, %s handles %s: one event per process", names[0], event, n, h.Event)
+		}
+		event, want[n] = h.Event, true
+	}
+	in, err := ReadInput(r)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("hook each: %w", err)
+	}
+	if in.HookEventName != event {
+		return Verdict{}, fmt.Errorf("hook each: payload is for event %q, hooks %s handle %s", in.HookEventName, strings.Join(names, ", "), event)
+	}
+	for _, h := range all {
+		if !want[h.Name] {
+			continue
+		}
+		ok, err := h.Matches(in.ToolName)
+		if err != nil {
+			return Verdict{}, err
+		}
+		if !ok {
+			continue
+		}
+		v, err := h.check(ctx, in, env)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("hook %s: %w", h.Name, err)
+		}
+		if v.Block {
+			return respond(h, in, v, w)
+		}
+	}
+	return Verdict{}, nil
 }
 
 // ReadInput decodes a hook payload (at most MaxInput bytes).

@@ -324,7 +324,8 @@ func TestHarnessDisabledAndSettings(t *testing.T) {
 		t.Fatalf("Select: %d hooks, %v", len(hs), err)
 	}
 	b, err := Settings("/usr/local/bin/fullsend", hs)
-	if err != nil || strings.Contains(string(b), "bash-risk-pretool") || !strings.Contains(string(b), `"command": "/usr/local/bin/fullsend hook ssrf-pretool"`) {
+	if err != nil || strings.Contains(string(b), "bash-risk-pretool") || !strings.Contains(string(b), `"command": "/usr/local/bin/fullsend hook each ssrf-pretool"`) ||
+		!strings.Contains(string(b), `"command": "/usr/local/bin/fullsend hook each secret-redact-posttool unicode-posttool context-suppress-posttool"`) {
 		t.Fatalf("Settings: %s %v", b, err)
 	}
 	if _, err := Settings("fullsend", hs); err == nil {

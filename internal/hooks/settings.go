@@ -79,17 +79,19 @@ type settingsMatcher struct {
 	Hooks   []settingsHook `json:"hooks"`
 }
 
-// Settings renders the Claude Code settings.json that wires hs to
-// `<binary> hook <name>` (binary: absolute path of fullsend in the sandbox,
-// so a PATH change cannot substitute it). Hooks keep their order within each
-// event; every hook is its own matcher group so one hook's matcher never
-// widens another's.
+// Settings renders the Claude Code settings.json that wires hs: one
+// command per event, `<binary> hook each NAME...` under the matcher "*",
+// naming that event's hooks in order (binary: absolute path of fullsend in
+// the sandbox, so a PATH change cannot substitute it). The process applies
+// each hook's own matcher to the tool name (HandleEach), so one hook's
+// matcher never widens another's, and a tool call costs one process per
+// event rather than one per hook.
 //
-// The tool allowlist hook gets each of allowlists as `--allow 'LIST'` on
-// its command line (canonical form, see FormatAllowlist), so the list
-// lives in the settings file the runtime rewrites, not in an environment
-// the agent can influence. Wiring that hook without an allowlist, or an
-// allowlist that does not parse, is an error.
+// When the tool allowlist hook is wired, each of allowlists goes on the
+// PreToolUse command line as `--allow 'LIST'` (canonical form, see
+// FormatAllowlist), so the list lives in the settings file the runtime
+// rewrites, not in an environment the agent can influence. Wiring that hook
+// without an allowlist, or an allowlist that does not parse, is an error.
 func Settings(binary string, hs []Hook, allowlists ...string) ([]byte, error) {
 	if !strings.HasPrefix(binary, "/") || strings.ContainsAny(binary, " \t\n'\"$`\\;&|") {
 		return nil, fmt.Errorf("hook binary %q: must be an absolute path without shell metacharacters", binary)
@@ -106,18 +108,37 @@ func Settings(binary string, hs []Hook, allowlists ...string) ([]byte, error) {
 		allowArgs += " --" + AllowFlag + " '" + FormatAllowlist(rules) + "'"
 	}
 	events := map[string][]settingsMatcher{}
-	for _, h := range hs {
-		cmd := binary + " hook " + h.Name
-		if h.Name == ToolAllowlistHook {
-			if allowArgs == "" {
-				return nil, fmt.Errorf("hook %s: wired without a tool allowlist", h.Name)
+	for _, ev := range []string{PreToolUse, PostToolUse} {
+		cmd, n := binary+" hook "+EachCommand, 0
+		withAllow := false
+		for _, h := range hs {
+			if h.Event != ev {
+				continue
 			}
+			cmd += " " + h.Name
+			n++
+			if h.Name == ToolAllowlistHook {
+				if allowArgs == "" {
+					return nil, fmt.Errorf("hook %s: wired without a tool allowlist", h.Name)
+				}
+				withAllow = true
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if withAllow {
 			cmd += allowArgs
 		}
-		events[h.Event] = append(events[h.Event], settingsMatcher{
-			Matcher: h.Matcher,
+		events[ev] = []settingsMatcher{{
+			Matcher: "*",
 			Hooks:   []settingsHook{{Type: "command", Command: cmd, Timeout: HookTimeoutSeconds}},
-		})
+		}}
+	}
+	for _, h := range hs {
+		if h.Event != PreToolUse && h.Event != PostToolUse {
+			return nil, fmt.Errorf("hook %s: event %q cannot be wired", h.Name, h.Event)
+		}
 	}
 	doc := map[string]any{
 		"hooks":           events,

@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/netguard"
@@ -21,13 +20,13 @@ import (
 
 var (
 	// scheme://authority
-	urlRe = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]{0,15}://([^\s'"<>()\x60|;&{}\\]+)`)
+	urlRe = lazyRegexp(`(?i)\b[a-z][a-z0-9+.\-]{0,15}://([^\s'"<>()\x60|;&{}\\]+)`)
 	// bash's /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT
-	devTCPRe = regexp.MustCompile(`/dev/(?:tcp|udp)/([^/\s'"]+)/`)
+	devTCPRe = lazyRegexp(`/dev/(?:tcp|udp)/([^/\s'"]+)/`)
 	// token separators for bare addresses in commands
-	tokenSep = regexp.MustCompile(`[\s'"\x60=,;|&()<>{}]+`)
+	tokenSep = lazyRegexp(`[\s'"\x60=,;|&()<>{}]+`)
 	// programs whose arguments name hosts
-	netClientRe = regexp.MustCompile(`\b(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|sftp|rsync|ftp|socat|nmap|ping|dig|nslookup|host|http|https|xh|git|openssl|mysql|psql|redis-cli|mongo|mongosh|ldapsearch|grpcurl|aria2c)\b`)
+	netClientRe = lazyRegexp(`\b(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|sftp|rsync|ftp|socat|nmap|ping|dig|nslookup|host|http|https|xh|git|openssl|mysql|psql|redis-cli|mongo|mongosh|ldapsearch|grpcurl|aria2c)\b`)
 )
 
 func checkSSRF(_ context.Context, in *Input, env *Env) (Verdict, error) {

@@ -7,9 +7,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/fullsend-ai/fullsend/internal/netguard"
-	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -26,7 +26,7 @@ const (
 
 type injPattern struct {
 	anchors []string
-	re      *regexp.Regexp // anchored at the anchor: starts with ^
+	re      *lazyRE // anchored at the anchor: starts with ^
 	// pre, if set, is a cheap necessary condition for re to match at an
 	// anchor: pre(text, i, end) with i just after the anchor (without a
 	// trailing space) and end the end of the window re reads (injpre.go).
@@ -40,7 +40,7 @@ type injRule struct {
 }
 
 func pat(anchors []string, re string) injPattern {
-	return injPattern{anchors: anchors, re: regexp.MustCompile(`(?i)^(?:` + re + `)`)}
+	return injPattern{anchors: anchors, re: lazyRegexp(`(?i)^(?:` + re + `)`)}
 }
 
 // withPre adds a necessary condition to a pattern.
@@ -105,9 +105,9 @@ var injRules = []injRule{
 	}},
 }
 
-// injAnchors finds every anchor; injAnchorPats maps an anchor to its
-// (rule, pattern) pairs.
-var injAnchors, injAnchorPats = func() (*kwMatcher, [][][2]int) {
+// injAnchorTable returns the matcher of every anchor and, per anchor, its
+// (rule, pattern) pairs; built on first use, not at package initialisation.
+var injAnchorTable = sync.OnceValues(func() (*kwMatcher, [][][2]int) {
 	var kws []string
 	var pats [][][2]int
 	for ri, r := range injRules {
@@ -119,7 +119,7 @@ var injAnchors, injAnchorPats = func() (*kwMatcher, [][][2]int) {
 		}
 	}
 	return newKWMatcher(kws), pats
-}()
+})
 
 type injectionScanner struct{}
 
@@ -153,6 +153,7 @@ func (sc injectionScanner) Scan(ctx context.Context, content []byte, m Meta) ([]
 	if len(content) > maxIndexed {
 		return nil, fmt.Errorf("content of %d bytes is too large to scan (limit %d)", len(content), maxIndexed)
 	}
+	injAnchors, _ := injAnchorTable()
 	return sc.scanHits(ctx, content, m, findHits(injAnchors, content), newSpecialIndex(content))
 }
 
@@ -311,12 +312,14 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 // text offsets to content offsets (nil: text is content[base:]); raw is the
 // content, used to tell whether a normalised match was disguised.
 func matchText(text []byte, offs []int, base int, raw []byte, budget *int) []injHit {
+	injAnchors, _ := injAnchorTable()
 	return matchHits(text, findHits(injAnchors, text), offs, base, raw, budget)
 }
 
 // matchHits is matchText given the anchors' occurrences in text.
 func matchHits(text []byte, anchors []kwHit, offs []int, base int, raw []byte, budget *int) []injHit {
 	var out []injHit
+	injAnchors, injAnchorPats := injAnchorTable()
 	for _, ah := range anchors {
 		at, k := int(ah.off), int(ah.kw)
 		if *budget < 0 || at > 0 && isWordByte(text[at-1]) {

@@ -159,6 +159,7 @@ func sharedSecrets() (*secretsEngine, error) {
 			}
 		}
 		e.kw = newKWMatcher(kws)
+		injAnchors, _ := injAnchorTable()
 		e.all = newKWMatcher(append(append([]string(nil), kws...), injAnchors.kws...))
 		secretsEng = e
 	})
@@ -761,14 +762,14 @@ const (
 // a match can only start right before a '-' that begins one of them; at
 // such places only, the anchored copy of re is tried.
 type curlFlag struct {
-	re    *regexp.Regexp
+	re    *lazyRE
 	short byte
 	long  string
 }
 
 func newCurlFlag(short byte, long, rest string) *curlFlag {
 	return &curlFlag{
-		re:    regexp.MustCompile(`^[ \t\n\r](?:-` + string(short) + `|` + long + `)` + rest),
+		re:    lazyRegexp(`^[ \t\n\r](?:-` + string(short) + `|` + long + `)` + rest),
 		short: short,
 		long:  long,
 	}

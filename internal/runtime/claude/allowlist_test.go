@@ -37,9 +37,11 @@ func wiredCommands(t *testing.T, f *fixture, p string) map[string]string {
 	for _, groups := range doc.Hooks {
 		for _, g := range groups {
 			for _, h := range g.Hooks {
-				rest := strings.TrimPrefix(h.Command, runtime.FullsendBinary+" hook ")
-				name, _, _ := strings.Cut(rest, " ")
-				out[name] = h.Command
+				rest := strings.TrimPrefix(h.Command, runtime.FullsendBinary+" hook "+hooks.EachCommand+" ")
+				names, _, _ := strings.Cut(rest, " --")
+				for _, name := range strings.Fields(names) {
+					out[name] = h.Command
+				}
 			}
 		}
 	}
@@ -56,7 +58,7 @@ func TestAllowlistHookWiredFromAgentTools(t *testing.T) {
 	must(t, os.WriteFile(f.boot.AgentFile, []byte(restrictedAgent), 0o644))
 	must(t, f.rt.Bootstrap(ctx, f.s, f.boot))
 	must(t, f.rt.BootstrapHooks(ctx, f.s, f.boot))
-	want := runtime.FullsendBinary + " hook tool-allowlist-pretool --allow 'Bash(gh,curl,jq),Read,Write'"
+	want := runtime.FullsendBinary + " hook each bash-risk-pretool ssrf-pretool tool-allowlist-pretool canary-pretool --allow 'Bash(gh,curl,jq),Read,Write'"
 	for _, p := range []string{SettingsPath, UserSettings} {
 		cmds := wiredCommands(t, f, p)
 		if cmds[hooks.ToolAllowlistHook] != want {

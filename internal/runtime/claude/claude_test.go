@@ -128,7 +128,7 @@ func TestBootstrapLayoutAndHooks(t *testing.T) {
 		"/sandbox/claude-config/skills/code-implementation/SKILL.md": "Steps.",
 		"/sandbox/claude-config/plugins/gopls-lsp/plugin.json":       "gopls-lsp",
 		"/sandbox/workspace/.claude/hooks/manifest.json":             "ssrf-pretool",
-		"/sandbox/claude-config/settings.json":                       "/usr/local/bin/fullsend hook bash-risk-pretool",
+		"/sandbox/claude-config/settings.json":                       "/usr/local/bin/fullsend hook each bash-risk-pretool ssrf-pretool",
 	} {
 		if got := string(f.s.ReadFile(t, p)); !strings.Contains(got, want) {
 			t.Errorf("%s = %q, want it to contain %q", p, got, want)
@@ -152,9 +152,21 @@ func TestBootstrapLayoutAndHooks(t *testing.T) {
 				if h.Type != "command" || h.Timeout != hooks.HookTimeoutSeconds {
 					t.Errorf("hook entry %+v", h)
 				}
-				name, args, _ := strings.Cut(strings.TrimPrefix(h.Command, "/usr/local/bin/fullsend hook "), " ")
-				got[name] = event + " " + g.Matcher
-				if name == hooks.ToolAllowlistHook && args != "--allow 'Read,Grep,Bash(gh,jq)'" {
+				// One process per event: `fullsend hook each NAME... [--allow LIST]`
+				// under the matcher "*"; each hook applies its own matcher.
+				if g.Matcher != "*" || len(g.Hooks) != 1 || len(groups) != 1 {
+					t.Errorf("%s: %d groups, matcher %q, %d commands; want one command under \"*\"", event, len(groups), g.Matcher, len(g.Hooks))
+				}
+				rest, ok := strings.CutPrefix(h.Command, "/usr/local/bin/fullsend hook each ")
+				if !ok {
+					t.Errorf("%s command %q", event, h.Command)
+				}
+				names, args, _ := strings.Cut(rest, " --")
+				for _, name := range strings.Fields(names) {
+					hk, _ := hooks.Lookup(name)
+					got[name] = event + " " + hk.Matcher
+				}
+				if event == hooks.PreToolUse && args != "allow 'Read,Grep,Bash(gh,jq)'" {
 					t.Errorf("allowlist hook arguments %q", args)
 				}
 			}

@@ -63,7 +63,9 @@
 //
 // BootstrapHooks writes settings.json wiring every hook of internal/hooks
 // (minus BootstrapInput.DisabledHooks, hook names or harness
-// sandbox_hooks keys) to `/usr/local/bin/fullsend hook <name>`. It refuses
+// sandbox_hooks keys) to one command per event, `/usr/local/bin/fullsend
+// hook each <name>...` (one process runs every hook of the event, each under
+// its own tool matcher; see internal/hooks). It refuses
 // to run when the target repo's own .claude/settings.json or
 // settings.local.json sets disableAllHooks: true or is not valid JSON.
 // Hooks the repo adds run too (inside the same sandbox).
@@ -72,7 +74,7 @@
 // (frontmatter `tools:`, e.g. "Bash(gh,curl,jq), Skill"; read from the
 // runner's verified host copy) or the runner passes
 // BootstrapInput.ToolAllowlist, tool-allowlist-pretool is wired with each
-// list as `--allow 'LIST'` on its command line, unless the harness sets
+// list as `--allow 'LIST'` on the PreToolUse command line, unless the harness sets
 // sandbox_hooks.tool_allowlist: false. A tools: line that does not parse
 // fails Bootstrap. The list is never exported in the environment: .env
 // and .env.d/ are in the writable workspace and sourced before every

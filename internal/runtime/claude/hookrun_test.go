@@ -126,7 +126,8 @@ func TestAllowlistHookRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := preToolHooks(t, s.ReadFile(t, claude.SettingsPath), "Bash")
-	if len(cmds) < 3 {
+	// One process per event runs every PreToolUse hook.
+	if len(cmds) != 1 || !strings.Contains(cmds[0], " hook each bash-risk-pretool ssrf-pretool tool-allowlist-pretool canary-pretool --allow ") {
 		t.Fatalf("PreToolUse hooks for Bash: %q", cmds)
 	}
 	// Every hook wired for Bash: ls / is denied by the allowlist, gh passes
@@ -142,7 +143,7 @@ func TestAllowlistHookRun(t *testing.T) {
 	// restriction") or a wider one. The command line wins.
 	var allow []string
 	for _, c := range cmds {
-		if strings.Contains(c, " hook tool-allowlist-pretool ") {
+		if strings.Contains(c, " tool-allowlist-pretool ") {
 			allow = append(allow, c)
 		}
 	}
@@ -201,9 +202,9 @@ func TestRealSandboxAllowlistHook(t *testing.T) {
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("reading settings: %v %s", err, res.Stderr)
 	}
-	var cmds []string // the allowlist hook only: each run is a process start
+	var cmds []string // the PreToolUse command (it runs the allowlist hook): each run is a process start
 	for _, c := range preToolHooks(t, res.Stdout, "Bash") {
-		if strings.Contains(c, " hook tool-allowlist-pretool ") {
+		if strings.Contains(c, " tool-allowlist-pretool ") {
 			cmds = append(cmds, c)
 		}
 	}
