@@ -13,9 +13,11 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/attribute"
 	"golang.org/x/term"
 
 	"github.com/fullsend-ai/fullsend/internal/progress"
+	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
 // Exit codes shared by every command.
@@ -44,6 +46,11 @@ type Env struct {
 
 	progressMu sync.Mutex
 	progress   *progress.Reporter
+
+	// tracing is set when the OTEL_* variables turned tracing on; span is
+	// the command's root span (a no-op one when no provider is installed).
+	tracing bool
+	span    trace.Span
 }
 
 // Progress returns the command's progress reporter on stderr, made on
@@ -163,6 +170,15 @@ interrupted (Ctrl-C, SIGTERM).`,
 			if env.Workspace, err = filepath.Abs(workspace); err != nil {
 				return usageError{fmt.Errorf("--workspace %q: %w", workspace, err)}
 			}
+			// The command's root span (a no-op unless tracing is on; a child
+			// of the caller's trace when fullsend itself was given a
+			// TRACEPARENT).
+			ctx := cmd.Context()
+			if env.tracing {
+				ctx = trace.WithParent(ctx, env.Getenv("TRACEPARENT"))
+			}
+			ctx, env.span = trace.Start(ctx, cmd.Name(), attribute.String("fullsend.command", cmd.CommandPath()))
+			cmd.SetContext(ctx)
 			return nil
 		},
 	}
@@ -198,9 +214,24 @@ func run(ctx context.Context, env *Env, args []string) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
+	shutdown, terr := trace.Setup(ctx, env.Getenv, buildInfo().Version, func(err error) {
+		fmt.Fprintf(env.Stderr, "fullsend: warning: tracing: %s\n", oneLine(err.Error()))
+	})
+	if terr != nil {
+		fmt.Fprintf(env.Stderr, "fullsend: warning: tracing off: %s\n", oneLine(terr.Error()))
+	}
+	env.tracing = shutdown != nil
 	root := NewRoot(env)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if env.span != nil {
+		trace.End(env.span, err)
+	}
+	if shutdown != nil {
+		if serr := shutdown(context.WithoutCancel(ctx)); serr != nil {
+			fmt.Fprintf(env.Stderr, "fullsend: warning: tracing: flushing spans: %s\n", oneLine(serr.Error()))
+		}
+	}
 	env.finishProgress()
 	if err == nil {
 		return ExitOK

@@ -21,6 +21,7 @@ import (
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
@@ -165,7 +166,7 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 	fl := cmd.Flags()
 	fl.StringVar(&rf.runtime, "runtime", "", "agent runtime `NAME` (script, claude, native); default: harness runtime:, config runtime:, claude")
 	fl.StringVar(&rf.script, "script", "", "script `FILE` for the script runtime (implies --runtime script; default: <harness>.script.yaml beside the harness)")
-	fl.StringVar(&rf.sandbox, "sandbox", "", "sandbox backend `NAME`: local or docker (default: config sandbox.backend, local)")
+	fl.StringVar(&rf.sandbox, "sandbox", "", "sandbox backend `NAME`: local, docker or kubernetes (default: config sandbox.backend, local)")
 	fl.StringVar(&rf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
 	fl.StringVar(&rf.prompt, "prompt", "", "the task `TEXT` given to the agent (default: run the agent on the target repository)")
 	fl.StringVar(&rf.resume, "resume", "", "continue the native run `RUN_ID` (killed, failed or invalid; a unique prefix or latest) in its run directory; HARNESS is still required")
@@ -181,8 +182,8 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	if rf.script != "" && rf.runtime == "" {
 		rf.runtime = "script"
 	}
-	if rf.sandbox != "" && rf.sandbox != "local" && rf.sandbox != "docker" {
-		return nil, usageError{fmt.Errorf("--sandbox %q: want local or docker", rf.sandbox)}
+	if rf.sandbox != "" && rf.sandbox != "local" && rf.sandbox != "docker" && rf.sandbox != kubernetes.Name {
+		return nil, usageError{fmt.Errorf("--sandbox %q: want local, docker or kubernetes", rf.sandbox)}
 	}
 	if rf.runtime != "" {
 		if err := checkRuntimeName(rf.runtime); err != nil {
@@ -289,17 +290,23 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 	}
+	sbOpts := sandbox.Options{
+		AllowedPrivateNetworks: cfg.Security.RemoteResources.AllowedPrivateNetworks,
+		DockerHost:             cfg.Sandbox.Docker.Host,
+		OCIRuntime:             cfg.Sandbox.Docker.OCIRuntime,
+		Image:                  cfg.Sandbox.Docker.Image,
+	}
+	if plan.Backend == kubernetes.Name {
+		if err := kubernetesOptions(env, cfg.Sandbox.Kubernetes, &sbOpts); err != nil {
+			return nil, err
+		}
+	}
 	pr := env.Progress()
 	return runpkg.Execute(ctx, plan, runpkg.ExecOptions{
-		Progress: pr,
-		Warn:     pr.Writer(),
-		Fetch:    fetchOpts,
-		SandboxOptions: sandbox.Options{
-			AllowedPrivateNetworks: cfg.Security.RemoteResources.AllowedPrivateNetworks,
-			DockerHost:             cfg.Sandbox.Docker.Host,
-			OCIRuntime:             cfg.Sandbox.Docker.OCIRuntime,
-			Image:                  cfg.Sandbox.Docker.Image,
-		},
+		Progress:       pr,
+		Warn:           pr.Writer(),
+		Fetch:          fetchOpts,
+		SandboxOptions: sbOpts,
 	})
 }
 

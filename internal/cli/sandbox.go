@@ -12,9 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	_ "github.com/fullsend-ai/fullsend/internal/sandbox/docker" // registers "docker"
-	_ "github.com/fullsend-ai/fullsend/internal/sandbox/local"  // registers "local"; re-exec hook
+	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
+	_ "github.com/fullsend-ai/fullsend/internal/sandbox/local" // registers "local"; re-exec hook
 )
 
 func init() { register(newSandboxCmd) }
@@ -37,6 +39,7 @@ type sandboxExecFlags struct {
 	cpus                float64
 	env                 []string
 	cwd                 string
+	dryRun              bool
 }
 
 func newSandboxExecCmd(env *Env) *cobra.Command {
@@ -54,14 +57,18 @@ CMD in it with this process's stdin/stdout/stderr, then tear the sandbox down.
 
 The exit status is the command's (128+N when killed by signal N, 124 on
 timeout). The sandbox always has /sandbox (read-write, temporary) and the
-fullsend binary at /usr/local/bin/fullsend.`,
+fullsend binary at /usr/local/bin/fullsend.
+
+With --backend kubernetes --dry-run nothing runs: the NetworkPolicy and the
+Pod the run would create are printed as YAML (the gateway token as TOKEN),
+for review or GitOps; no cluster is contacted.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSandboxExec(cmd.Context(), env, f, args)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.backend, "backend", "", "sandbox `BACKEND`: local or docker (default: config sandbox.backend, else local)")
+	fl.StringVar(&f.backend, "backend", "", "sandbox `BACKEND`: local, docker or kubernetes (default: config sandbox.backend, else local)")
 	fl.StringArrayVar(&f.ro, "ro", nil, "read-only mount `SRC:DST` (repeatable)")
 	fl.StringArrayVar(&f.rw, "rw", nil, "read-write mount `SRC:DST` (repeatable)")
 	fl.StringVar(&f.net, "net", "none", "network: none, or comma-separated `HOST[:PORT]` allowlist")
@@ -72,6 +79,7 @@ fullsend binary at /usr/local/bin/fullsend.`,
 	fl.StringArrayVar(&f.env, "env", nil, "environment `KEY=VALUE` (repeatable)")
 	fl.StringVar(&f.cwd, "cwd", "", "working `DIR` inside the sandbox (default /sandbox)")
 	fl.StringVar(&f.image, "image", "", "image for image-based backends (name@sha256:...)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "kubernetes backend: print the NetworkPolicy and Pod as YAML instead of running")
 	return cmd
 }
 
@@ -164,15 +172,28 @@ func runSandboxExec(ctx context.Context, env *Env, f sandboxExecFlags, args []st
 	}
 	opts := sandbox.Options{}
 	backend := f.backend
+	var k8s config.Kubernetes
 	if cfg, err := env.LoadConfig(); err == nil && cfg != nil {
 		if backend == "" {
 			backend = cfg.Sandbox.Backend
 		}
 		opts.AllowedPrivateNetworks = cfg.Security.RemoteResources.AllowedPrivateNetworks
 		opts.DockerHost, opts.OCIRuntime, opts.Image = cfg.Sandbox.Docker.Host, cfg.Sandbox.Docker.OCIRuntime, cfg.Sandbox.Docker.Image
+		k8s = cfg.Sandbox.Kubernetes
 	}
 	if backend == "" {
 		backend = "local"
+	}
+	if f.dryRun {
+		if backend != kubernetes.Name {
+			return usageError{fmt.Errorf("--dry-run: only the kubernetes backend has one (backend %q)", backend)}
+		}
+		return sandboxDryRun(env, k8s, spec)
+	}
+	if backend == kubernetes.Name {
+		if err := kubernetesOptions(env, k8s, &opts); err != nil {
+			return err
+		}
 	}
 	spec.Network.Log = env.Stderr
 	b, err := sandbox.Open(backend, opts)

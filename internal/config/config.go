@@ -55,9 +55,10 @@ type Agent struct {
 
 // Sandbox selects the default sandbox backend.
 type Sandbox struct {
-	Backend string // "local" (default) | "docker"
-	Docker  Docker
-	Limits  Limits // sandbox.limits: every field set (DefaultLimits for keys the file omits)
+	Backend    string // "local" (default) | "docker" | "kubernetes"
+	Docker     Docker
+	Kubernetes Kubernetes // kubernetes.go
+	Limits     Limits     // sandbox.limits: every field set (DefaultLimits for keys the file omits)
 	// HostServices are sandbox.host_services: loopback "IP:PORT" endpoints of
 	// the runner host the sandbox reaches at the same address (runtimes.go).
 	HostServices []string
@@ -390,8 +391,12 @@ func (p *parser) sandbox(n *yaml.Node, s *Sandbox) error {
 			if s.Backend, err = yamlx.String(p.file, field, v); err != nil {
 				return err
 			}
-			if s.Backend != "local" && s.Backend != "docker" {
-				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%q is not a backend (local, docker)", s.Backend)
+			if s.Backend != "local" && s.Backend != "docker" && s.Backend != "kubernetes" {
+				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%q is not a backend (local, docker, kubernetes)", s.Backend)
+			}
+		case "kubernetes":
+			if err := p.kubernetes(v, field, &s.Kubernetes); err != nil {
+				return err
 			}
 		case "docker":
 			dp, err := yamlx.Pairs(p.file, field, v)

@@ -175,13 +175,14 @@ func retryableStatus(s int) bool {
 }
 
 // Complete sends req and returns the model's answer, retrying as documented.
-func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) {
+func (c *Client) Complete(ctx context.Context, req *Request) (resp *Response, err error) {
 	model := req.Model
 	if model == "" {
 		model = c.cfg.Model
 	}
+	ctx, span := c.startChat(ctx, model, req)
+	defer func() { c.endChat(span, resp, err) }()
 	var body []byte
-	var err error
 	switch c.cfg.API {
 	case APIAnthropic:
 		body, err = encodeAnthropic(model, req)
@@ -208,6 +209,9 @@ func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) 
 		}
 		if c.o.Record != nil {
 			c.o.Record(rec)
+		}
+		if retry {
+			traceRetry(span, rec)
 		}
 		if aerr == nil {
 			resp.Attempts = attempt

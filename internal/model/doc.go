@@ -52,4 +52,9 @@
 // redacted excerpt, attempts) and *ProtocolError when a 2xx body cannot be
 // understood. Context cancellation is returned as the context's error,
 // wrapped.
+//
+// Each Complete is traced as one "chat MODEL" span (package trace, GenAI
+// semantic conventions): provider, model, server, token usage, finish
+// reason; retries as events; message text only with the content-capture
+// opt-in, redacted.
 package model

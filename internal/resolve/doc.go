@@ -136,4 +136,8 @@
 // from (or is missing in) the lock is reported in Result.Warnings, naming
 // the harness and the command that fixes it; with Frozen it is an error.
 // LockEntry turns a Result into the lock entry `fullsend lock` writes.
+//
+// Tracing (package trace): Resolve is one "resolve" span with a
+// "resolve.resource" child per remote resource obtained (canonical URL,
+// sha256, type, bytes, source cache/registry/forge as in the audit log).
 package resolve

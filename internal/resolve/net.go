@@ -20,6 +20,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
 // Scanner scans fetched content before it is cached; *scan.Pipeline
@@ -176,7 +177,9 @@ func (r *resolver) obtain(ctx context.Context, w want) (cas.Entry, bool, error) 
 	f := &flight{done: make(chan struct{})}
 	r.flights[w.digest] = f
 	r.mu.Unlock()
-	f.entry, f.hit, f.err = r.acquire(ctx, w)
+	sctx, span := startResource(ctx, w)
+	f.entry, f.hit, f.err = r.acquire(sctx, w)
+	trace.End(span, f.err)
 	close(f.done)
 	return f.entry, f.hit, f.err
 }
@@ -189,6 +192,7 @@ func (r *resolver) acquire(ctx context.Context, w want) (cas.Entry, bool, error)
 			return cas.Entry{}, false, fmt.Errorf("%w: sha256 %s is cached as a %s, referenced as a %s", ErrWrongType, w.digest, e.Meta.Type, w.typ)
 		}
 		r.auditHit(w, true, audit.SourceCache)
+		traceSource(ctx, audit.SourceCache, cachedSize(e))
 		return e, true, nil
 	case errors.Is(err, cas.ErrNotFound), errors.Is(err, cas.ErrCorrupt):
 	default:
@@ -218,6 +222,7 @@ func (r *resolver) acquire(ctx context.Context, w want) (cas.Entry, bool, error)
 		return cas.Entry{}, false, err
 	}
 	r.auditHit(w, false, source)
+	traceSource(ctx, source, size)
 	r.progress(w, ev.Files, size, ev.Duration, source)
 	return e, false, nil
 }

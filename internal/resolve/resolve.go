@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
@@ -26,6 +27,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/lock"
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/trace"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -198,6 +200,13 @@ func (r *resolver) now() time.Time { return r.o.Now() }
 // the rules; the first error stops everything and is returned (an *Error
 // carrying the chain of references when it concerns a dependency).
 func Resolve(ctx context.Context, target string, o Options) (*Result, error) {
+	ctx, span := trace.Start(ctx, "resolve", attribute.String("fullsend.resolve.target", target))
+	res, err := resolveHarness(ctx, target, o)
+	endResolve(span, res, err)
+	return res, err
+}
+
+func resolveHarness(ctx context.Context, target string, o Options) (*Result, error) {
 	r, err := newResolver(o)
 	if err != nil {
 		return nil, err

@@ -215,4 +215,10 @@
 // the current phase; host scripts are killed with their process group; the
 // sandbox is terminated on a fresh context bounded by TeardownTimeout; the
 // staging directory is removed.
+//
+// Tracing (package trace): the run is one span (the CLI's root span, or its
+// own), each phase a child span ("invoke_agent AGENT" for an agent
+// iteration, with token usage), each sandbox command a "sandbox.exec" span,
+// egress decisions events on the run span; the agent's environment gets
+// TRACEPARENT of its invoke_agent span when the run is traced.
 package run

@@ -22,6 +22,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/trace"
 
 	// Runtimes and sandbox backends register themselves.
 	_ "github.com/fullsend-ai/fullsend/internal/runtime/claude"
@@ -73,6 +74,9 @@ type ExecOptions struct {
 }
 
 type execution struct {
+	// ctx carries the run's span (package trace): teardown and the egress
+	// decision events hang off it.
+	ctx    context.Context
 	plan   *Plan
 	o      ExecOptions
 	report *Report
@@ -186,6 +190,15 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		}
 	}
 	x := &execution{plan: p, o: o, dir: dir, getenv: p.Scan.Getenv}
+	// The run's span: the command's root span when the CLI started one,
+	// else a root of its own (a no-op either way when tracing is off).
+	span := trace.FromContext(ctx)
+	if !span.IsRecording() {
+		ctx, span = trace.Start(ctx, "run")
+		defer span.End()
+	}
+	x.ctx = ctx
+	x.traceStart(span, id)
 	if x.getenv == nil {
 		x.getenv = os.Getenv
 	}
@@ -219,6 +232,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		x.evMu.Unlock()
 		err = x.limitErr(err)
 		x.finish(ctx, err)
+		x.traceFinish(span, err)
 		if werr := x.report.write(); werr != nil && err == nil {
 			err = fmt.Errorf("run %s: writing %s: %w", id, ReportFile, werr)
 		}
@@ -236,50 +250,50 @@ func (x *execution) execute(ctx context.Context) error {
 		}
 	}
 	if p.PreflightCheck != "" {
-		if err := x.phase("preflight_check", func() error { return x.runPreflight(ctx) }); err != nil {
+		if err := x.phase(ctx, "preflight_check", func(ctx context.Context) error { return x.runPreflight(ctx) }); err != nil {
 			return err
 		}
 	}
 	if p.PreScript != "" {
-		if err := x.phase("pre_script", func() error {
+		if err := x.phase(ctx, "pre_script", func(ctx context.Context) error {
 			return runHostScript(ctx, "pre_script", p.PreScript, filepath.Join(x.dir, PreScriptLog), x.scriptEnv(nil), p.ScriptTimeout)
 		}); err != nil {
 			return err
 		}
 	}
-	if err := x.phase("stage", x.stage); err != nil {
+	if err := x.phase(ctx, "stage", func(context.Context) error { return x.stage() }); err != nil {
 		return err
 	}
-	if err := x.phase("host_scan", func() error { return x.hostScan(ctx) }); err != nil {
+	if err := x.phase(ctx, "host_scan", func(ctx context.Context) error { return x.hostScan(ctx) }); err != nil {
 		return err
 	}
 	if p.AllowFetch {
-		if err := x.phase("fetch_service", func() error { return x.startFetch(ctx) }); err != nil {
+		if err := x.phase(ctx, "fetch_service", func(ctx context.Context) error { return x.startFetch(ctx) }); err != nil {
 			return err
 		}
 	}
-	if err := x.phase("provision", func() error { return x.provision(ctx) }); err != nil {
+	if err := x.phase(ctx, "provision", func(ctx context.Context) error { return x.provision(ctx) }); err != nil {
 		return err
 	}
-	if err := x.phase("layout", func() error { return x.layout(ctx) }); err != nil {
+	if err := x.phase(ctx, "layout", func(ctx context.Context) error { return x.layout(ctx) }); err != nil {
 		return err
 	}
-	if err := x.phase("bootstrap", func() error { return x.bootstrap(ctx) }); err != nil {
+	if err := x.phase(ctx, "bootstrap", func(ctx context.Context) error { return x.bootstrap(ctx) }); err != nil {
 		return err
 	}
 	if len(p.HostServices) > 0 {
-		if err := x.phase("host_services", func() error { return x.startHostServices(ctx) }); err != nil {
+		if err := x.phase(ctx, "host_services", func(ctx context.Context) error { return x.startHostServices(ctx) }); err != nil {
 			return err
 		}
 	}
-	if err := x.phase("scan_context", func() error { return x.scanContext(ctx) }); err != nil {
+	if err := x.phase(ctx, "scan_context", func(ctx context.Context) error { return x.scanContext(ctx) }); err != nil {
 		return err
 	}
 	if err := x.agentLoop(ctx); err != nil {
 		return err
 	}
 	if p.PostScript != "" {
-		return x.phase("post_script", func() error {
+		return x.phase(ctx, "post_script", func(ctx context.Context) error {
 			return runHostScript(ctx, "post_script", p.PostScript, filepath.Join(x.dir, PostScriptLog), x.scriptEnv(map[string]string{
 				"FULLSEND_RESULT_FILE": x.resultHostPath(),
 			}), p.ScriptTimeout)
@@ -310,16 +324,19 @@ func (x *execution) resultHostPath() string {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// phase runs f as a named phase, recording its timing and outcome and
-// printing a progress line.
-func (x *execution) phase(name string, f func() error) error {
+// phase runs f as a named phase, recording its timing and outcome,
+// printing a progress line and tracing it as a span (f gets the span's
+// context).
+func (x *execution) phase(ctx context.Context, name string, f func(context.Context) error) error {
 	progress.Emit(x.o.Progress, progress.Event{Kind: progress.PhaseStart, Name: name})
+	ctx, span := x.phaseSpan(ctx, name)
 	start := time.Now()
-	err := f()
+	err := f(ctx)
 	ph := Phase{Name: name, Status: "ok", DurationMS: ms(time.Since(start))}
 	if err != nil {
 		ph.Status, ph.Error = "failed", err.Error()
 	}
+	x.endPhaseSpan(span, name, err)
 	x.report.Phases = append(x.report.Phases, ph)
 	progress.Emit(x.o.Progress, progress.Event{Kind: progress.PhaseEnd, Name: name, Status: ph.Status, Duration: time.Since(start)})
 	return err
@@ -464,6 +481,7 @@ func (x *execution) provision(ctx context.Context) error {
 	x.warnBackendDowngrades(b.Name(), x.report.Sandbox.Capabilities)
 	spec := x.plan.Spec
 	spec.Env = map[string]string{"FULLSEND_OUTPUT_DIR": OutputDir}
+	x.traceProvision(ctx, b.Name(), &spec)
 	spec.Network.Services = append(slices.Clone(spec.Network.Services), x.fetch.Services()...)
 	if x.plan.ProvisionTimeout > 0 { // sandbox_timeout_seconds
 		var cancel context.CancelFunc
@@ -659,7 +677,8 @@ func (x *execution) agentLoop(ctx context.Context) error {
 		start := time.Now()
 		var agentErr error
 		x.iteration = i
-		err := x.phase(fmt.Sprintf("agent[%d]", i), func() error {
+		err := x.phase(ctx, fmt.Sprintf("agent[%d]", i), func(sctx context.Context) error {
+			actx := trace.With(actx, trace.FromContext(sctx))
 			if i > 1 {
 				if err := x.rt.CleanupIteration(actx, x.sess); err != nil {
 					return err
@@ -672,9 +691,15 @@ func (x *execution) agentLoop(ctx context.Context) error {
 				iterOpts = maps.Clone(opts)
 				delete(iterOpts, native.OptResume)
 			}
+			iterEnv := env
+			if tp := trace.Traceparent(actx); tp != "" {
+				// An agent CLI's own telemetry joins the run's trace.
+				iterEnv = maps.Clone(env)
+				iterEnv["TRACEPARENT"] = tp
+			}
 			in := runtime.RunInput{
 				AgentName: p.AgentName, Prompt: p.Prompt, Model: p.Model, Iteration: i, Feedback: feedback,
-				ResultPath: p.ResultPath(), ResultSchema: p.Schema, WorkDir: p.RepoDir(), Env: env, RunDir: x.dir,
+				ResultPath: p.ResultPath(), ResultSchema: p.Schema, WorkDir: p.RepoDir(), Env: iterEnv, RunDir: x.dir,
 				Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline),
 			}
 			out, err := x.rt.Run(actx, x.sess, in)
@@ -685,6 +710,7 @@ func (x *execution) agentLoop(ctx context.Context) error {
 				return err
 			}
 			x.count(out)
+			traceOutcome(trace.FromContext(sctx), out)
 			it.ExitCode, it.StopReason = out.ExitCode, out.StopReason
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -709,7 +735,7 @@ func (x *execution) agentLoop(ctx context.Context) error {
 			return p.timeoutError()
 		}
 		if err == nil {
-			err = x.phase(fmt.Sprintf("download[%d]", i), func() error { return x.download(actx) })
+			err = x.phase(ctx, fmt.Sprintf("download[%d]", i), func(ctx context.Context) error { return x.download(actx) })
 		}
 		if err == nil && agentErr != nil {
 			err = agentErr
@@ -724,7 +750,7 @@ func (x *execution) agentLoop(ctx context.Context) error {
 		}
 		var errs []string
 		if needResult {
-			err = x.phase(fmt.Sprintf("validate[%d]", i), func() error {
+			err = x.phase(ctx, fmt.Sprintf("validate[%d]", i), func(ctx context.Context) error {
 				var verr error
 				errs, verr = x.validate(ctx, validator, i)
 				return verr
@@ -888,8 +914,8 @@ func (x *execution) teardown() {
 	if x.o.BeforeTeardown != nil {
 		x.o.BeforeTeardown(x.sess)
 	}
-	_ = x.phase("teardown", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), TeardownTimeout)
+	_ = x.phase(x.ctx, "teardown", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), TeardownTimeout)
 		defer cancel()
 		return x.sess.Terminate(ctx)
 	})

@@ -1,9 +1,12 @@
 package run
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fullsend-ai/fullsend/internal/trace"
 	"sync"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
@@ -36,7 +39,12 @@ type limitWatch struct {
 }
 
 func (w *limitWatch) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	ctx, span := traceExec(ctx, r)
 	res, err := w.Session.Exec(ctx, r)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("process.exit.code", res.ExitCode), attribute.Bool("fullsend.sandbox.oom_killed", res.OOMKilled))
+	}
+	trace.End(span, err)
 	if res.OOMKilled {
 		w.record(fmt.Sprintf("memory limit %s exceeded (OOM kill)", config.FormatSize(w.limits.MemoryBytes)))
 	}

@@ -337,6 +337,13 @@ type Options struct {
 	OCIRuntime string
 	Image      string
 	AllowTags  bool
+
+	// Kubernetes backend (config.yaml sandbox.kubernetes; Image above is
+	// its default image): namespace of the run Pods, their
+	// runtimeClassName, the egress gateway's http://HOST:PORT and the key
+	// that signs each run's gateway token.
+	Namespace, RuntimeClass, EgressGateway string
+	SigningKey                             []byte
 }
 
 // Factory builds a backend.
@@ -374,7 +381,7 @@ var ErrUnknownBackend = errors.New("unknown sandbox backend")
 // (no user namespaces, no Docker engine, ...).
 var ErrUnavailable = errors.New("sandbox backend unavailable")
 
-// Open returns the named backend ("local", "docker").
+// Open returns the named backend ("local", "docker", "kubernetes").
 func Open(name string, o Options) (Backend, error) {
 	regMu.Lock()
 	f, ok := registry[name]

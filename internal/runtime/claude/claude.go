@@ -389,7 +389,9 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		prompt += "\n\nThe result must validate against this JSON Schema:\n" + schema
 	}
 
-	parser := NewParser(in.Events)
+	events, endSpans := traceEvents(ctx, in.Events)
+	defer endSpans()
+	parser := NewParser(events)
 	var raw bytes.Buffer
 	lw := &lineWriter{p: parser, raw: &raw}
 	var stderr bytes.Buffer

@@ -234,13 +234,16 @@ func lastMessage(ms []model.Message) *model.Message {
 // execute runs one tool call and appends its result. It returns an error
 // only when the loop cannot go on (transcript write failure, cancellation);
 // tool failures become error results the model sees.
-func (l *loop) execute(ctx context.Context, tc model.ToolCall) error {
+func (l *loop) execute(ctx context.Context, tc model.ToolCall) (err error) {
 	l.st.ToolCalls++
 	n := l.st.ToolCalls
 	start := time.Now()
-	l.event(runtime.Event{Kind: runtime.EventToolCall, Name: tc.Name, ID: tc.ID, Text: tc.Arguments, Turn: l.st.Turns})
+	ctx, span := startTool(ctx, tc)
 	var out toolResult
 	var blocked string
+	var postRules []string
+	defer func() { l.endTool(span, tc, out, blocked, postRules, err) }()
+	l.event(runtime.Event{Kind: runtime.EventToolCall, Name: tc.Name, ID: tc.ID, Text: tc.Arguments, Turn: l.st.Turns})
 	t := l.tool(tc.Name)
 	switch {
 	case t == nil:
@@ -261,7 +264,7 @@ func (l *loop) execute(ctx context.Context, tc model.ToolCall) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		out = l.guard.post(ctx, tc.Name, args, out)
+		out, postRules = l.guard.post(ctx, tc.Name, args, out)
 	}
 	full := out.text
 	file, werr := l.rd.writeToolOutput(n, full)
@@ -326,10 +329,11 @@ func (g *guard) pre(ctx context.Context, tool string, args map[string]any) hooks
 	return hooks.Verdict{}
 }
 
-func (g *guard) post(ctx context.Context, tool string, args map[string]any, out toolResult) toolResult {
+func (g *guard) post(ctx context.Context, tool string, args map[string]any, out toolResult) (toolResult, []string) {
 	if g == nil || out.text == "" {
-		return out
+		return out, nil
 	}
+	var rules []string
 	in := hookInput(hooks.PostToolUse, tool, args, &out.text)
 	var notices []string
 	for _, h := range g.post_ {
@@ -340,15 +344,16 @@ func (g *guard) post(ctx context.Context, tool string, args map[string]any, out 
 		if !v.Block {
 			continue
 		}
+		rules = append(rules, v.Rule)
 		if strings.HasPrefix(v.Rule, "secret.") || strings.HasPrefix(v.Rule, "canary.") {
 			out.text = fmt.Sprintf("[output withheld by fullsend (%s): %s]", v.Rule, v.Reason)
 			out.images = nil
-			return out
+			return out, rules
 		}
 		notices = append(notices, fmt.Sprintf("[fullsend security notice (%s): %s]", v.Rule, v.Reason))
 	}
 	if len(notices) > 0 {
 		out.text = strings.Join(notices, "\n") + "\n" + out.text
 	}
-	return out
+	return out, rules
 }

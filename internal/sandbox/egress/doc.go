@@ -30,6 +30,13 @@
 // sandbox.host_services for a loopback endpoint of the runner host, or
 // security.remote_resources.allowed_private_networks for another internal
 // range.
+// A log writer that also implements Recorder receives every decision,
+// admitted ones too, as host, port, allow/deny and reason (the run's trace
+// records them as span events).
+//
+// With Config.Authorize (the Kubernetes egress gateway, package gateway)
+// the allowlist comes from each request's proxy credentials instead of the
+// configuration; a request they do not authorize is answered with 407.
 //
 // Close cuts every connection, both the sandbox's and the proxy's own to
 // the upstream, so a teardown never waits for a slow server.

@@ -30,6 +30,14 @@ type Config struct {
 	AllowedPrivateNetworks []netip.Prefix
 	Resolver               sandbox.Resolver // nil = net.DefaultResolver
 	Log                    io.Writer        // denials; may be nil
+	// Authorize, when set, is called with each request head before any
+	// destination check (the Kubernetes egress gateway's per-run tokens).
+	// It returns the allowlist that applies to this request instead of
+	// Allow, and a tag that starts the request's log lines; an error
+	// refuses the request with 407 and is logged as one "deny" line.
+	Authorize func(req *http.Request) (allow []string, tag string, err error)
+	// LogAllowed adds one "allow HOST:PORT" line per admitted request to Log.
+	LogAllowed bool
 }
 
 // Proxy is an allowlisting HTTP/CONNECT proxy. Safe for concurrent use.
@@ -41,6 +49,8 @@ type Proxy struct {
 	resolver sandbox.Resolver
 	log      io.Writer
 	logMu    sync.Mutex
+	auth     func(*http.Request) ([]string, string, error)
+	logAllow bool
 
 	connMu    sync.Mutex
 	listeners map[net.Listener]bool
@@ -51,7 +61,7 @@ type Proxy struct {
 
 // New validates c and returns a proxy.
 func New(c Config) (*Proxy, error) {
-	p := &Proxy{listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, log: c.Log, resolver: c.Resolver}
+	p := &Proxy{listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, log: c.Log, resolver: c.Resolver, auth: c.Authorize, logAllow: c.LogAllowed}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
 	}
@@ -63,13 +73,9 @@ func New(c Config) (*Proxy, error) {
 
 // Update replaces the policy; it applies to connections opened afterwards.
 func (p *Proxy) Update(allow, services []string, priv []netip.Prefix) error {
-	var entries []sandbox.AllowEntry
-	for _, a := range allow {
-		e, err := sandbox.ParseAllow(a)
-		if err != nil {
-			return err
-		}
-		entries = append(entries, e)
+	entries, err := parseAllow(allow)
+	if err != nil {
+		return err
 	}
 	svc := map[netip.AddrPort]bool{}
 	for _, s := range services {
@@ -83,6 +89,18 @@ func (p *Proxy) Update(allow, services []string, priv []netip.Prefix) error {
 	p.allow, p.services, p.priv = entries, svc, append([]netip.Prefix(nil), priv...)
 	p.mu.Unlock()
 	return nil
+}
+
+func parseAllow(allow []string) ([]sandbox.AllowEntry, error) {
+	var entries []sandbox.AllowEntry
+	for _, a := range allow {
+		e, err := sandbox.ParseAllow(a)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
 }
 
 // Serve accepts connections on l until l is closed or Close is called.
@@ -166,6 +184,13 @@ func (d *Denial) Error() string {
 // Check decides whether host:port may be reached and returns the vetted
 // addresses to dial.
 func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr, error) {
+	p.mu.Lock()
+	allow := p.allow
+	p.mu.Unlock()
+	return p.check(ctx, host, port, allow)
+}
+
+func (p *Proxy) check(ctx context.Context, host string, port int, allow []sandbox.AllowEntry) ([]netip.Addr, error) {
 	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 	deny := func(format string, a ...any) ([]netip.Addr, error) {
 		return nil, &Denial{Host: host, Port: port, Reason: fmt.Sprintf(format, a...)}
@@ -174,7 +199,7 @@ func (p *Proxy) Check(ctx context.Context, host string, port int) ([]netip.Addr,
 		return deny("bad destination")
 	}
 	p.mu.Lock()
-	allow, services, priv := p.allow, p.services, p.priv
+	services, priv := p.services, p.priv
 	p.mu.Unlock()
 	if ip, err := netip.ParseAddr(host); err == nil && services[netip.AddrPortFrom(ip.Unmap(), uint16(port))] {
 		return []netip.Addr{ip}, nil
@@ -254,15 +279,21 @@ func validHost(h string) bool {
 	return err == nil && c == h
 }
 
-func (p *Proxy) logDenial(err error) {
-	if p.log == nil {
-		return
-	}
+func (p *Proxy) logDenial(tag string, err error) {
 	var d *Denial
 	if !errors.As(err, &d) {
 		return
 	}
-	line := fmt.Sprintf("deny %s: %s", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), d.Reason)
+	p.logLine(tag, fmt.Sprintf("deny %s: %s", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), d.Reason))
+}
+
+func (p *Proxy) logLine(tag, line string) {
+	if p.log == nil {
+		return
+	}
+	if tag != "" {
+		line = tag + " " + line
+	}
 	// The host comes from the sandbox: it may not add lines or terminal
 	// escapes to the log.
 	line = strings.Map(func(r rune) rune {
@@ -324,15 +355,46 @@ func (p *Proxy) handle(c net.Conn) {
 	lr.N = math.MaxInt64
 	c.SetReadDeadline(time.Time{})
 	ctx := context.Background()
+	p.mu.Lock()
+	allow := p.allow
+	p.mu.Unlock()
+	tag := ""
+	if p.auth != nil {
+		a, t, err := p.auth(req)
+		if err == nil {
+			allow, err = parseAllow(a)
+		}
+		tag = t
+		if err != nil {
+			dest := req.RequestURI
+			if req.URL != nil && req.URL.Host != "" {
+				dest = req.URL.Host
+			}
+			p.logLine(tag, fmt.Sprintf("deny %s: proxy authorization: %v", dest, err))
+			body := "fullsend egress gateway: proxy authorization required\n"
+			fmt.Fprintf(c, "HTTP/1.1 407 %s\r\nProxy-Authenticate: Basic realm=\"fullsend\"\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+				http.StatusText(http.StatusProxyAuthRequired), len(body), body)
+			return
+		}
+	}
+	checked := func(host string, port int) ([]netip.Addr, error) {
+		addrs, err := p.check(ctx, host, port, allow)
+		p.record(host, port, err)
+		if err != nil {
+			p.logDenial(tag, err)
+		} else if p.logAllow {
+			p.logLine(tag, "allow "+net.JoinHostPort(strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), "."), strconv.Itoa(port)))
+		}
+		return addrs, err
+	}
 	if req.Method == http.MethodConnect {
 		host, port, err := splitHostPortDefault(req.RequestURI, 443)
 		if err != nil {
 			respond(c, http.StatusBadRequest, err.Error())
 			return
 		}
-		addrs, err := p.Check(ctx, host, port)
+		addrs, err := checked(host, port)
 		if err != nil {
-			p.logDenial(err)
 			respond(c, http.StatusForbidden, err.Error())
 			return
 		}
@@ -368,9 +430,8 @@ func (p *Proxy) handle(c net.Conn) {
 		respond(c, http.StatusBadRequest, err.Error())
 		return
 	}
-	addrs, err := p.Check(ctx, host, port)
+	addrs, err := checked(host, port)
 	if err != nil {
-		p.logDenial(err)
 		respond(c, http.StatusForbidden, err.Error())
 		return
 	}
@@ -409,4 +470,27 @@ func pipe(a, b net.Conn) {
 	go cp(b, a)
 	<-done
 	<-done
+}
+
+// Recorder receives every destination decision of the proxy, admitted
+// ones too. When Config.Log implements it, it gets each decision besides
+// the log lines (the run's trace records them as span events this way).
+type Recorder interface {
+	EgressDecision(host string, port int, allowed bool, reason string)
+}
+
+// record passes one decision to a Recorder log. The host is as the
+// sandbox wrote it (lower-cased, brackets and a final dot removed).
+func (p *Proxy) record(host string, port int, err error) {
+	r, ok := p.log.(Recorder)
+	if !ok {
+		return
+	}
+	var d *Denial
+	switch {
+	case err == nil:
+		r.EgressDecision(strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), "."), port, true, "allowed")
+	case errors.As(err, &d):
+		r.EgressDecision(d.Host, d.Port, false, d.Reason)
+	}
 }

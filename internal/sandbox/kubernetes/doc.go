@@ -1,0 +1,65 @@
+// Package kubernetes is the sandbox backend on a Kubernetes cluster
+// (client-go, no controller-runtime): one Pod per session in the
+// configured namespace, commands through the pods/exec subresource.
+//
+// Connection: the current kubeconfig ($KUBECONFIG, ~/.kube/config), else
+// the in-cluster service account. The runner needs only pods, pods/exec
+// and networkpolicies in that one namespace (deploy/kubernetes/rbac.yaml).
+// Exec uses client-go's remotecommand over WebSocket (v5.channel.k8s.io),
+// falling back to SPDY when the API server or a proxy will not upgrade.
+//
+// The Pod (Render; `fullsend sandbox exec --backend kubernetes --dry-run`
+// prints it): image pinned by digest; runtimeClassName from config (e.g.
+// gvisor); uid/gid 65532, runAsNonRoot, allowPrivilegeEscalation false,
+// privileged false, all capabilities dropped, seccompProfile
+// RuntimeDefault, read-only root file system; no service account token,
+// no service links, no host namespaces, no hostPath; /sandbox and /tmp are
+// emptyDirs with sizeLimit (/tmp memory-backed); Limits become resource
+// requests = limits (memory, cpu, ephemeral-storage); activeDeadlineSeconds
+// is the run's wall time plus ProvisionSlack (DefaultDeadline without one,
+// at most MaxDeadline). Host mounts and runner host services cannot reach
+// a Pod and are refused.
+//
+// Lifecycle: Provision first deletes this backend's leftovers in the
+// namespace (objects labelled app.kubernetes.io/managed-by=fullsend whose
+// fullsend.dev/deadline annotation has passed: runs whose runner died),
+// creates the run's NetworkPolicy, then the Pod, and waits until it runs
+// (an unpullable image or a Pod that fails ends the wait at once).
+// Terminate deletes the Pod (no grace period) and the NetworkPolicy; a
+// failed Provision does the same.
+//
+// Commands run as `/bin/sh -c WRAPPER` with the request's cwd and extra
+// variables (so the image needs sh, env, kill, mkdir and, for Upload and
+// Download, tar). Upload and Download are tar streams over exec written
+// and read by package archive (regular files and directories only:
+// symlinks and special files are skipped; a download is staged and
+// refused past OutputBytes, leaving nothing). A timeout ends the stream
+// and kills the command's main process by its recorded pid; its children
+// end with the Pod.
+//
+// Network, and why a gateway: a NetworkPolicy cannot name hosts, so the
+// per-run policy denies all ingress and allows egress only to cluster DNS
+// (kube-system, k8s-app=kube-dns) and the egress gateway's Pods
+// (`fullsend egress-gateway`, package gateway), or nothing at all when the
+// spec has no network. The gateway is the local backend's proxy (package
+// sandbox/egress) behind a token check: Provision mints a token carrying
+// the run id, the spec's allowlist and the Pod's deadline, HMAC-SHA256
+// signed with the key both share (a Secret), and puts it in the Pod's
+// HTTP(S)_PROXY (http://run:TOKEN@gateway:3128). See package gateway for
+// the token format and why HMAC. Enforcement needs a CNI that enforces
+// NetworkPolicy (Calico, Cilium, …): with one that ignores it, the Pod
+// can bypass the gateway. The Pod spec, its environment (the token, the harness's env)
+// and exec commands are visible to whoever may read Pods or the API
+// server's audit log in the namespace: give the runs a namespace of their
+// own.
+//
+// What gVisor adds: with runtime_class naming a gVisor RuntimeClass the
+// agent's system calls reach gVisor's user-space kernel, not the node's,
+// so a kernel exploit from inside the sandbox does not take the node. It
+// does not change egress (the NetworkPolicy and the gateway do that).
+//
+// Capabilities are reported honestly: pids has no per-Pod field (only a
+// node's podPidsLimit), workspace is an eviction by the kubelet's periodic
+// check (weaker), fullsend's own seccomp filter and Landlock are not
+// stacked, and per-binary network rules are not enforced.
+package kubernetes

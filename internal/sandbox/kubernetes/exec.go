@@ -1,0 +1,298 @@
+package kubernetes
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/capture"
+)
+
+// Executor runs cmd in the sandbox container of Pod ns/pod through the
+// pods/exec subresource. A command that ran and exited non-zero returns
+// an error with an ExitStatus() method (client-go's utilexec.ExitError).
+type Executor func(ctx context.Context, ns, pod string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) error
+
+// NewExecutor returns the Executor of a cluster: WebSocket
+// (v5.channel.k8s.io), falling back to SPDY when the API server or a
+// proxy on the way does not upgrade to WebSocket.
+func NewExecutor(rc *rest.Config) Executor {
+	return func(ctx context.Context, ns, pod string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) error {
+		u, err := ExecURL(rc.Host, rc.APIPath, ns, pod, cmd, stdin != nil)
+		if err != nil {
+			return err
+		}
+		ws, err := remotecommand.NewWebSocketExecutor(rc, "GET", u.String())
+		if err != nil {
+			return err
+		}
+		spdy, err := remotecommand.NewSPDYExecutor(rc, "POST", u)
+		if err != nil {
+			return err
+		}
+		ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+			return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+		})
+		if err != nil {
+			return err
+		}
+		return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	}
+}
+
+// ExecURL is the pods/exec URL for cmd in the sandbox container.
+func ExecURL(host, apiPath, ns, pod string, cmd []string, stdin bool) (*url.URL, error) {
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes API server %q: %w", host, err)
+	}
+	if apiPath == "" {
+		apiPath = "/api"
+	}
+	u.Path = path.Join(u.Path, apiPath, "v1", "namespaces", ns, "pods", pod, "exec")
+	q := url.Values{"container": {ContainerName}, "stdout": {"true"}, "stderr": {"true"}}
+	if stdin {
+		q.Set("stdin", "true")
+	}
+	q["command"] = cmd
+	u.RawQuery = q.Encode()
+	return u, nil
+}
+
+// pidDir holds each exec's pid file (the memory-backed /tmp).
+const pidDir = "/tmp/.fullsend-exec"
+
+// wrapper runs as `sh -c wrapper fullsend-exec PIDFILE CWD NAME=VALUE... -- CMD ARG...`:
+// it records its pid (the command's, after exec) for a timeout's kill,
+// enters CWD and becomes CMD with the extra variables.
+const wrapper = `mkdir -p ` + pidDir + ` 2>/dev/null; echo $$ > "$1"; cd "$2" || exit 127; shift 2; exec env "$@"`
+
+func (s *session) check() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead {
+		return fmt.Errorf("kubernetes sandbox %s: terminated", s.id)
+	}
+	return nil
+}
+
+// run executes args and returns its exit code.
+func (s *session) run(ctx context.Context, args []string, env map[string]string, cwd string, timeout time.Duration, stdin io.Reader, stdout, stderr io.Writer) (int, bool, error) {
+	if err := s.check(); err != nil {
+		return 0, false, err
+	}
+	if len(args) == 0 {
+		return 0, false, fmt.Errorf("kubernetes sandbox %s: exec: no command", s.id)
+	}
+	if strings.Contains(args[0], "=") {
+		return 0, false, fmt.Errorf("kubernetes sandbox %s: exec %q: a command name may not contain '='", s.id, args[0])
+	}
+	for k := range env {
+		if err := sandbox.CheckEnvName(k); err != nil {
+			return 0, false, err
+		}
+	}
+	if cwd == "" {
+		cwd = s.spec.WorkDir
+	}
+	if cwd == "" {
+		cwd = sandbox.Root
+	}
+	if err := sandbox.CheckPath(cwd); err != nil {
+		return 0, false, err
+	}
+	pidFile := pidDir + "/" + newID()
+	cmd := []string{"/bin/sh", "-c", wrapper, "fullsend-exec", pidFile, cwd}
+	cmd = append(cmd, sandbox.MergeEnv(nil, env)...)
+	cmd = append(cmd, args...)
+	ectx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		ectx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	err := s.b.exec(ectx, s.b.cfg.Namespace, s.name, cmd, stdin, stdout, stderr)
+	if err == nil {
+		return 0, false, nil
+	}
+	var ee utilexec.ExitError
+	if errors.As(err, &ee) && ee.Exited() {
+		return ee.ExitStatus(), false, nil
+	}
+	if ectx.Err() != nil {
+		// The stream ended, the process may not have: kill it.
+		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		s.b.exec(kctx, s.b.cfg.Namespace, s.name, []string{"/bin/sh", "-c", `kill -KILL "$(cat "$1")"; rm -f "$1"`, "fullsend-kill", pidFile}, nil, io.Discard, io.Discard)
+		kcancel()
+		if ctx.Err() == nil {
+			return -1, true, nil
+		}
+		return 0, false, ctx.Err()
+	}
+	if errors.Is(err, capture.ErrExceeded) {
+		return 0, false, err
+	}
+	return 0, false, fmt.Errorf("kubernetes sandbox %s: exec %s: %w", s.id, args[0], err)
+}
+
+// Exec implements sandbox.Session.
+func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	var stdout, stderr bytes.Buffer
+	var in io.Reader
+	if len(r.Stdin) > 0 {
+		in = bytes.NewReader(r.Stdin)
+	} else if r.StdinReader != nil {
+		in = r.StdinReader
+	}
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = s.spec.Limits.WallTime
+	}
+	budget := capture.New(s.limits.OutputBytes, nil)
+	code, timedOut, err := s.run(ctx, r.Args, r.Env, r.Cwd, timeout, in, budget.Writer(&stdout, r.Stdout), budget.Writer(&stderr, r.Stderr))
+	res := sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code, TimedOut: timedOut}
+	if len(r.Args) > 0 && budget.Exceeded() && ctx.Err() == nil {
+		return res, fmt.Errorf("kubernetes sandbox %s: %w", s.id, sandbox.OutputLimitError("exec "+r.Args[0], s.limits.OutputBytes))
+	}
+	return res, err
+}
+
+// Upload implements sandbox.Session: a tar stream (regular files and
+// directories only, package archive) into `tar -x` in the Pod.
+func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) error {
+	if err := sandbox.CheckPath(sandboxPath); err != nil {
+		return err
+	}
+	sandboxPath = path.Clean(sandboxPath)
+	parent, base := path.Split(sandboxPath)
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(retar(pw, hostPath, base)) }()
+	var stderr bytes.Buffer
+	code, _, err := s.run(ctx, []string{"sh", "-c", `mkdir -p "$1" && rm -rf "$1/$2" && tar -x -f - -C "$1"`, "upload", parent, base}, nil, "/", 0, pr, io.Discard, &stderr)
+	pr.Close()
+	if err == nil && code != 0 {
+		err = fmt.Errorf("tar exit %d: %s", code, strings.TrimSpace(stderr.String()))
+	}
+	if err != nil {
+		return fmt.Errorf("kubernetes sandbox %s: upload to %s: %w", s.id, sandboxPath, err)
+	}
+	return nil
+}
+
+// retar writes hostPath as a tar whose root entry is named base.
+func retar(w io.Writer, hostPath, base string) error {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(archive.Write(pw, hostPath)) }()
+	tr := tar.NewReader(pr)
+	tw := tar.NewWriter(w)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return tw.Close()
+		}
+		if err != nil {
+			pr.CloseWithError(err)
+			return err
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(h.Name, "."), "/")
+		h.Name = base
+		if name != "" {
+			h.Name = base + "/" + name
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			pr.CloseWithError(err)
+			return err
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			pr.CloseWithError(err)
+			return err
+		}
+	}
+}
+
+// Download implements sandbox.Session: `tar -c` in the Pod, extracted on
+// the host by package archive (staged, symlinks and special files skipped,
+// refused past OutputBytes).
+func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
+	if err := sandbox.CheckPath(sandboxPath); err != nil {
+		return err
+	}
+	sandboxPath = path.Clean(sandboxPath)
+	parent, base := path.Split(sandboxPath)
+	pr, pw := io.Pipe()
+	xerr := make(chan error, 1)
+	go func() {
+		tpr, tpw := io.Pipe()
+		go func() { tpw.CloseWithError(rootToDot(tar.NewReader(pr), tpw)) }()
+		err := archive.ExtractStaged(tpr, hostPath, s.limits.OutputBytes)
+		if err != nil {
+			tpr.CloseWithError(err)
+			pr.CloseWithError(err)
+		} else {
+			io.Copy(io.Discard, tpr)
+			io.Copy(io.Discard, pr)
+		}
+		xerr <- err
+	}()
+	var stderr bytes.Buffer
+	code, _, err := s.run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, pw, &stderr)
+	pw.Close()
+	xe := <-xerr
+	what := "download " + sandboxPath
+	switch {
+	case errors.Is(xe, archive.ErrTooLarge):
+		return fmt.Errorf("kubernetes sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
+	case err != nil:
+	case code != 0:
+		err = fmt.Errorf("tar exit %d: %s", code, strings.TrimSpace(stderr.String()))
+	case xe != nil:
+		err = xe
+	}
+	if err != nil {
+		return fmt.Errorf("kubernetes sandbox %s: %s: %w", s.id, what, err)
+	}
+	return nil
+}
+
+// rootToDot renames the stream's root entry to "." (and its children to
+// "./…"), the form archive.ExtractStaged expects.
+func rootToDot(tr *tar.Reader, w io.Writer) error {
+	tw := tar.NewWriter(w)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return tw.Close()
+		}
+		if err != nil {
+			return err
+		}
+		n := strings.TrimPrefix(strings.TrimSuffix(h.Name, "/"), "./")
+		if i := strings.IndexByte(n, '/'); i >= 0 {
+			h.Name = "./" + n[i+1:]
+		} else {
+			h.Name = "."
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			return err
+		}
+	}
+}

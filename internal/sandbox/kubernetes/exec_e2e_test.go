@@ -1,0 +1,190 @@
+package kubernetes_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes/k8stest"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
+)
+
+const e2eImage = "example.com/sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// fakeCluster starts the fake API server backed by the local sandbox and a
+// kubernetes backend talking to it with client-go (REST and WebSocket exec).
+func fakeCluster(t *testing.T, o sandbox.Options) (*kubernetes.Backend, *k8stest.Server) {
+	t.Helper()
+	inner, err := local.New(sandbox.Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Skipf("local sandbox unavailable: %v", err)
+	}
+	srv := k8stest.New(inner)
+	t.Cleanup(srv.Close)
+	rc := &rest.Config{Host: srv.URL}
+	cs, err := kubernetes.NewClient(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Namespace, o.Image = "runs", e2eImage
+	b, err := kubernetes.NewWithClient(o, cs, kubernetes.NewExecutor(rc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, srv
+}
+
+func provisionFake(t *testing.T, spec sandbox.Spec) (sandbox.Session, *k8stest.Server) {
+	t.Helper()
+	b, srv := fakeCluster(t, sandbox.Options{})
+	s, err := b.Provision(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Terminate(context.Background()) })
+	return s, srv
+}
+
+func TestExecOverWebSocket(t *testing.T) {
+	s, srv := provisionFake(t, sandbox.Spec{Env: map[string]string{"FROM_SPEC": "spec"}, WorkDir: "/sandbox"})
+	ctx := context.Background()
+	var live bytes.Buffer
+	r, err := s.Exec(ctx, sandbox.ExecRequest{
+		Args:   []string{"sh", "-c", `echo "out $FROM_SPEC $FROM_REQ $(pwd)"; echo err >&2; cat; exit 7`},
+		Env:    map[string]string{"FROM_REQ": "req"},
+		Cwd:    "/tmp",
+		Stdin:  []byte("from stdin\n"),
+		Stdout: &live,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(r.Stdout) != "out spec req /tmp\nfrom stdin\n" || string(r.Stderr) != "err\n" || r.ExitCode != 7 || r.TimedOut {
+		t.Fatalf("exec: %+v (stdout %q stderr %q)", r, r.Stdout, r.Stderr)
+	}
+	if live.String() != string(r.Stdout) {
+		t.Errorf("live stdout %q", live.String())
+	}
+	// A streamed stdin ends with the v5 CLOSE signal: cat sees EOF.
+	r, err = s.Exec(ctx, sandbox.ExecRequest{Args: []string{"wc", "-c"}, StdinReader: strings.NewReader(strings.Repeat("x", 100000))})
+	if err != nil || strings.TrimSpace(string(r.Stdout)) != "100000" || r.ExitCode != 0 {
+		t.Fatalf("streamed stdin: %q %v", r.Stdout, err)
+	}
+	// Exit 0 and a missing command (127).
+	if r, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"true"}}); err != nil || r.ExitCode != 0 {
+		t.Fatalf("true: %+v %v", r, err)
+	}
+	if r, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"no-such-command-xyz"}}); err != nil || r.ExitCode != 127 {
+		t.Fatalf("missing command: %+v %v", r, err)
+	}
+	if len(srv.ExecLog()) == 0 || srv.ExecLog()[0][0] != "/bin/sh" {
+		t.Fatalf("execs %q", srv.ExecLog())
+	}
+}
+
+func TestExecTimeoutAndOutputLimit(t *testing.T) {
+	s, _ := provisionFake(t, sandbox.Spec{Limits: sandbox.Limits{OutputBytes: 1000}})
+	ctx := context.Background()
+	r, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", "echo started; sleep 30"}, Timeout: 500 * time.Millisecond})
+	if err != nil || !r.TimedOut || r.ExitCode != -1 {
+		t.Fatalf("timeout: %+v %v", r, err)
+	}
+	r, err = s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", "head -c 5000 /dev/zero"}})
+	if !errors.Is(err, sandbox.ErrOutputLimit) || len(r.Stdout) > 1000 {
+		t.Fatalf("output limit: %d bytes, %v", len(r.Stdout), err)
+	}
+}
+
+func TestUploadDownloadTar(t *testing.T) {
+	s, _ := provisionFake(t, sandbox.Spec{Limits: sandbox.Limits{OutputBytes: 4096}})
+	ctx := context.Background()
+	src := t.TempDir()
+	os.MkdirAll(filepath.Join(src, "d"), 0o755)
+	os.WriteFile(filepath.Join(src, "d", "f.txt"), []byte("hello"), 0o644)
+	os.WriteFile(filepath.Join(src, "top"), []byte("top"), 0o600)
+	os.Symlink("/etc/passwd", filepath.Join(src, "link"))
+	if err := s.Upload(ctx, src, "/sandbox/up"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", "cat /sandbox/up/d/f.txt /sandbox/up/top; test -e /sandbox/up/link && echo LINK; true"}})
+	if err != nil || string(r.Stdout) != "hellotop" {
+		t.Fatalf("uploaded tree: %q %v", r.Stdout, err)
+	}
+	// Download: regular files come back; a symlink made inside is not
+	// followed or copied.
+	if _, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", "ln -s /etc/shadow /sandbox/up/evil && echo new > /sandbox/up/d/new"}}); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	if err := s.Download(ctx, "/sandbox/up", dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "d", "new")); err != nil || string(b) != "new\n" {
+		t.Fatalf("downloaded file: %q %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "evil")); !os.IsNotExist(err) {
+		t.Fatalf("symlink downloaded: %v", err)
+	}
+	// Past OutputBytes: refused, nothing left behind.
+	if _, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", "head -c 8000 /dev/zero > /sandbox/big"}}); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(t.TempDir(), "big")
+	if err := s.Download(ctx, "/sandbox/big", big); !errors.Is(err, sandbox.ErrOutputLimit) {
+		t.Fatalf("big download: %v", err)
+	}
+	if _, err := os.Lstat(big); !os.IsNotExist(err) {
+		t.Fatalf("refused download left %s", big)
+	}
+}
+
+func TestFakeClusterTeardown(t *testing.T) {
+	b, srv := fakeCluster(t, sandbox.Options{})
+	s, err := b.Provision(context.Background(), sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Objects()); n != 2 {
+		t.Fatalf("objects while running: %v", srv.Objects())
+	}
+	if err := s.Terminate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Objects()); n != 0 {
+		t.Fatalf("objects after Terminate: %v", srv.Objects())
+	}
+}
+
+// TestTimeoutKillsCommand: ending the exec stream on a timeout does not by
+// itself stop the command in the Pod (a kubelet lets it run), so the
+// backend sends a second exec that kills the pid the first one recorded.
+// (The fake runs each exec in its own pid namespace, so the kill itself is
+// checked on a real cluster only; here the request is.)
+func TestTimeoutKillsCommand(t *testing.T) {
+	s, srv := provisionFake(t, sandbox.Spec{})
+	r, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"sleep", "30"}, Timeout: 300 * time.Millisecond})
+	if err != nil || !r.TimedOut || r.ExitCode != -1 {
+		t.Fatalf("timeout: %+v %v", r, err)
+	}
+	execs := srv.ExecLog()
+	if len(execs) != 2 {
+		t.Fatalf("execs %q", execs)
+	}
+	run, kill := execs[0], execs[1]
+	pidFile := run[4]
+	if !strings.HasPrefix(pidFile, "/tmp/.fullsend-exec/") || run[len(run)-2] != "sleep" {
+		t.Fatalf("exec %q", run)
+	}
+	if len(kill) != 5 || kill[0] != "/bin/sh" || !strings.Contains(kill[2], "kill -KILL") || kill[4] != pidFile {
+		t.Fatalf("no kill of %s after the timeout: %q", pidFile, kill)
+	}
+}
