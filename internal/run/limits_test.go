@@ -34,3 +34,17 @@ func TestPlanLimits(t *testing.T) {
 		t.Fatalf("raise: err = %v", err)
 	}
 }
+
+// The sandbox image comes from the configuration of the backend that runs
+// the plan.
+func TestPlanImagePerBackend(t *testing.T) {
+	f := newFixture(t)
+	f.cfg.Sandbox.Docker.Image = "docker.example/img@sha256:" + strings.Repeat("a", 64)
+	f.cfg.Sandbox.Kubernetes.Image = "k8s.example/img@sha256:" + strings.Repeat("b", 64)
+	for backend, want := range map[string]string{"docker": f.cfg.Sandbox.Docker.Image, "kubernetes": f.cfg.Sandbox.Kubernetes.Image} {
+		p := f.mustPlan(baseHarness, run.Options{Sandbox: backend})
+		if p.Spec.Image != want {
+			t.Errorf("%s: image %q, want %q", backend, p.Spec.Image, want)
+		}
+	}
+}

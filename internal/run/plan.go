@@ -617,7 +617,13 @@ func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
 	p.Spec.Limits.OutputBytes = p.Limits.OutputBytes
 	p.Spec.Image = h.Image
 	if p.Spec.Image == "" {
-		p.Spec.Image = cfg.Sandbox.Docker.Image
+		// The configured image of the backend that runs this plan.
+		switch p.Backend {
+		case "kubernetes":
+			p.Spec.Image = cfg.Sandbox.Kubernetes.Image
+		default:
+			p.Spec.Image = cfg.Sandbox.Docker.Image
+		}
 	}
 	p.Spec.WorkDir = runtime.WorkspaceDir
 	p.Spec.Labels = map[string]string{"fullsend.agent": p.AgentName}
