@@ -182,7 +182,7 @@ func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) erro
 	sandboxPath = path.Clean(sandboxPath)
 	parent, base := path.Split(sandboxPath)
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(retar(pw, hostPath, base)) }()
+	go func() { pw.CloseWithError(archive.WriteNamed(pw, hostPath, base)) }()
 	var stderr bytes.Buffer
 	code, _, err := s.run(ctx, []string{"sh", "-c", `mkdir -p "$1" && rm -rf "$1/$2" && tar -x -f - -C "$1"`, "upload", parent, base}, nil, "/", 0, pr, io.Discard, &stderr)
 	pr.Close()
@@ -193,37 +193,6 @@ func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) erro
 		return fmt.Errorf("kubernetes sandbox %s: upload to %s: %w", s.id, sandboxPath, err)
 	}
 	return nil
-}
-
-// retar writes hostPath as a tar whose root entry is named base.
-func retar(w io.Writer, hostPath, base string) error {
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(archive.Write(pw, hostPath)) }()
-	tr := tar.NewReader(pr)
-	tw := tar.NewWriter(w)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return tw.Close()
-		}
-		if err != nil {
-			pr.CloseWithError(err)
-			return err
-		}
-		name := strings.TrimPrefix(strings.TrimPrefix(h.Name, "."), "/")
-		h.Name = base
-		if name != "" {
-			h.Name = base + "/" + name
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			pr.CloseWithError(err)
-			return err
-		}
-		if _, err := io.Copy(tw, tr); err != nil {
-			pr.CloseWithError(err)
-			return err
-		}
-	}
 }
 
 // Download implements sandbox.Session: `tar -c` in the Pod, extracted on

@@ -227,3 +227,36 @@ func commit(src, dst string) error {
 	}
 	return os.Rename(src, dst)
 }
+
+// WriteNamed writes hostPath as Write does, with the root entry renamed to
+// base (and every entry below it to base/…), so that `tar -x -C PARENT` in
+// a sandbox recreates it at PARENT/base.
+func WriteNamed(w io.Writer, hostPath, base string) error {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(Write(pw, hostPath)) }()
+	tr := tar.NewReader(pr)
+	tw := tar.NewWriter(w)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return tw.Close()
+		}
+		if err != nil {
+			pr.CloseWithError(err)
+			return err
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(h.Name, "."), "/")
+		h.Name = base
+		if name != "" {
+			h.Name = base + "/" + name
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			pr.CloseWithError(err)
+			return err
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			pr.CloseWithError(err)
+			return err
+		}
+	}
+}
