@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"path"
 	"strings"
 )
@@ -19,7 +20,7 @@ import (
 
 type riskRule struct {
 	id, why string
-	re      *lazyRE
+	re      *lazyre.Regexp
 }
 
 const (
@@ -29,27 +30,27 @@ const (
 
 var riskRules = []riskRule{
 	{"pipe-to-shell", "pipes a download into an interpreter",
-		lazyRegexp(reFetcher + `[^|;&\n]*\|+\s*(?:` + reShell + `)`)},
+		lazyre.New(reFetcher + `[^|;&\n]*\|+\s*(?:` + reShell + `)`)},
 	{"shell-from-download", "runs code fetched by a command substitution",
-		lazyRegexp(`(?:\b(?:ba|z)?sh\s+(?:-c\s+)?|\beval\s+|\bsource\s+|(?:^|[;&|]\s*)\.\s+)["']?[$<]\(\s*` + reFetcher)},
+		lazyre.New(`(?:\b(?:ba|z)?sh\s+(?:-c\s+)?|\beval\s+|\bsource\s+|(?:^|[;&|]\s*)\.\s+)["']?[$<]\(\s*` + reFetcher)},
 	{"decode-and-exec", "decodes an encoded payload and executes it",
-		lazyRegexp(`(?:\bbase64\s+(?:-\w+\s+)*(?:-d|--decode|-D)\b|\bxxd\s+(?:-\w+\s+)*-r|\bopenssl\s+(?:enc\s+)?(?:base64\s+)?(?:-\w+\s+)*-d\b)[^;&\n]*\|+\s*(?:` + reShell + `)|\beval\s+["']?\$\([^)]*\b(?:base64\s+(?:-d|--decode)|xxd\s+-r)`)},
+		lazyre.New(`(?:\bbase64\s+(?:-\w+\s+)*(?:-d|--decode|-D)\b|\bxxd\s+(?:-\w+\s+)*-r|\bopenssl\s+(?:enc\s+)?(?:base64\s+)?(?:-\w+\s+)*-d\b)[^;&\n]*\|+\s*(?:` + reShell + `)|\beval\s+["']?\$\([^)]*\b(?:base64\s+(?:-d|--decode)|xxd\s+-r)`)},
 	{"rm-root", "recursively deletes the root, home or whole working tree",
-		lazyRegexp(`\brm\s+(?:-[a-zA-Z-]+\s+)*(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\s+(?:-[a-zA-Z-]+\s+)*(?:/|/\*|~/?|~/\*|\$HOME/?|\$\{HOME\}/?|\*|\.\*?)(?:\s|$|;|&)|--no-preserve-root`)},
+		lazyre.New(`\brm\s+(?:-[a-zA-Z-]+\s+)*(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\s+(?:-[a-zA-Z-]+\s+)*(?:/|/\*|~/?|~/\*|\$HOME/?|\$\{HOME\}/?|\*|\.\*?)(?:\s|$|;|&)|--no-preserve-root`)},
 	{"setuid", "sets a setuid/setgid bit",
-		lazyRegexp(`\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*[+=][rwxXt]*s|0?[2467][0-7]{3})\b`)},
+		lazyre.New(`\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*[+=][rwxXt]*s|0?[2467][0-7]{3})\b`)},
 	{"ssh-keys", "writes SSH authorized keys or reads SSH private keys",
-		lazyRegexp(`authorized_keys|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|(?:>|\btee\b|\bcp\b|\bmv\b|\bln\b|\binstall\b|\bmkdir\b)[^;&|\n]*(?:~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.ssh\b`)},
+		lazyre.New(`authorized_keys|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|(?:>|\btee\b|\bcp\b|\bmv\b|\bln\b|\binstall\b|\bmkdir\b)[^;&|\n]*(?:~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.ssh\b`)},
 	{"reverse-shell", "opens a reverse shell or raw socket",
-		lazyRegexp(`\b(?:nc|ncat|netcat)\b[^|;&\n]*\s-[a-zA-Z]*[ec]\b|\bsocat\b[^;&|\n]*\b(?:exec|system):|/dev/(?:tcp|udp)/|\bbash\s+-i\s+[<>]&|\bmkfifo\b[^;\n]*\b(?:nc|ncat|netcat)\b|\b(?:python[0-9.]*|perl|ruby|php)\b[^;\n]*\bsocket\b[^;\n]*\b(?:subprocess|pty|dup2|exec|fsockopen|spawn)`)},
+		lazyre.New(`\b(?:nc|ncat|netcat)\b[^|;&\n]*\s-[a-zA-Z]*[ec]\b|\bsocat\b[^;&|\n]*\b(?:exec|system):|/dev/(?:tcp|udp)/|\bbash\s+-i\s+[<>]&|\bmkfifo\b[^;\n]*\b(?:nc|ncat|netcat)\b|\b(?:python[0-9.]*|perl|ruby|php)\b[^;\n]*\bsocket\b[^;\n]*\b(?:subprocess|pty|dup2|exec|fsockopen|spawn)`)},
 	{"credential-exfiltration", "sends environment variables or credential files over the network",
-		lazyRegexp(`(?:` + reFetcher + `|\b(?:nc|ncat|scp|rsync|ssh)\b)[^;\n]*(?:/proc/(?:self|\d+)/environ|\.aws/credentials|\.gcp-credentials|\.config/gcloud|\.netrc|\.git-credentials|\.docker/config\.json|\.kube/config|\$\(\s*(?:env|printenv|set)\s*\))|\b(?:env|printenv)\s*\|[^;\n]*(?:` + reFetcher + `|\b(?:nc|ncat)\b)`)},
+		lazyre.New(`(?:` + reFetcher + `|\b(?:nc|ncat|scp|rsync|ssh)\b)[^;\n]*(?:/proc/(?:self|\d+)/environ|\.aws/credentials|\.gcp-credentials|\.config/gcloud|\.netrc|\.git-credentials|\.docker/config\.json|\.kube/config|\$\(\s*(?:env|printenv|set)\s*\))|\b(?:env|printenv)\s*\|[^;\n]*(?:` + reFetcher + `|\b(?:nc|ncat)\b)`)},
 	{"loader-hijack", "hijacks the dynamic loader",
-		lazyRegexp(`\bLD_PRELOAD=|\bLD_AUDIT=|/etc/ld\.so\.preload`)},
+		lazyre.New(`\bLD_PRELOAD=|\bLD_AUDIT=|/etc/ld\.so\.preload`)},
 	{"destroy-disk", "formats or overwrites a disk, or forks without bound",
-		lazyRegexp(`\bmkfs(?:\.\w+)?\b|\bdd\b[^;&|\n]*\bof=/dev/(?:sd|nvme|xvd|vd|hd|mmcblk)|>\s*/dev/(?:sd|nvme|xvd|vd|hd)[a-z]|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`)},
+		lazyre.New(`\bmkfs(?:\.\w+)?\b|\bdd\b[^;&|\n]*\bof=/dev/(?:sd|nvme|xvd|vd|hd|mmcblk)|>\s*/dev/(?:sd|nvme|xvd|vd|hd)[a-z]|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`)},
 	{"hook-env-tampering", "changes the environment the security hooks read",
-		lazyRegexp(`\b(?:unset\s+(?:-v\s+)?|export\s+|declare\s+-x\s+)?(?:FULLSEND_TOOL_ALLOWLIST|FULLSEND_CANARY_TOKEN|FULLSEND_ALLOWED_SERVICES|CLAUDE_CONFIG_DIR)=|\bunset\s+(?:-v\s+)?(?:FULLSEND_|CLAUDE_CONFIG_DIR)`)},
+		lazyre.New(`\b(?:unset\s+(?:-v\s+)?|export\s+|declare\s+-x\s+)?(?:FULLSEND_TOOL_ALLOWLIST|FULLSEND_CANARY_TOKEN|FULLSEND_ALLOWED_SERVICES|CLAUDE_CONFIG_DIR)=|\bunset\s+(?:-v\s+)?(?:FULLSEND_|CLAUDE_CONFIG_DIR)`)},
 }
 
 // protectedRe matches paths of the hook configuration, of the fullsend
@@ -57,7 +58,7 @@ var riskRules = []riskRule{
 // and .env.d/, sourced before every claude iteration and every native bash
 // call: a write there would run code past a Bash(...) allowlist and could
 // change the variables the hooks read); the agent must not modify them.
-var protectedRe = lazyRegexp(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|claude-config/settings(?:\.local)?\.json|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
+var protectedRe = lazyre.New(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|claude-config/settings(?:\.local)?\.json|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
 
 // readOnlyProgs may mention protected paths (inspection only).
 var readOnlyProgs = map[string]bool{"cat": true, "ls": true, "head": true, "tail": true, "grep": true, "rg": true,

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"strings"
 	"unicode/utf8"
 )
@@ -13,35 +14,35 @@ import (
 
 type regexRule struct {
 	id string
-	re *lazyRE
+	re *lazyre.Regexp
 }
 
 var builtinSecretRules = []regexRule{
-	{"aws-access-key-id", lazyRegexp(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`)},
-	{"github-token", lazyRegexp(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`)},
-	{"github-fine-grained-pat", lazyRegexp(`\bgithub_pat_[A-Za-z0-9_]{60,255}\b`)},
-	{"gitlab-token", lazyRegexp(`\bgl(?:pat|dt|rt|cbt|ptt)-[A-Za-z0-9_\-]{20,}\b`)},
-	{"slack-token", lazyRegexp(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
-	{"google-api-key", lazyRegexp(`\bAIza[0-9A-Za-z_\-]{35}\b`)},
-	{"anthropic-api-key", lazyRegexp(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
-	{"openai-api-key", lazyRegexp(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}`)},
-	{"stripe-live-key", lazyRegexp(`\b[rs]k_live_[0-9A-Za-z]{24,}`)},
-	{"npm-token", lazyRegexp(`\bnpm_[A-Za-z0-9]{36}\b`)},
-	{"private-key", lazyRegexp(`-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----`)},
-	{"gcp-service-account", lazyRegexp(`"private_key_id"\s*:\s*"[0-9a-f]{40}"`)},
-	{"jwt", lazyRegexp(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
+	{"aws-access-key-id", lazyre.New(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`)},
+	{"github-token", lazyre.New(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`)},
+	{"github-fine-grained-pat", lazyre.New(`\bgithub_pat_[A-Za-z0-9_]{60,255}\b`)},
+	{"gitlab-token", lazyre.New(`\bgl(?:pat|dt|rt|cbt|ptt)-[A-Za-z0-9_\-]{20,}\b`)},
+	{"slack-token", lazyre.New(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
+	{"google-api-key", lazyre.New(`\bAIza[0-9A-Za-z_\-]{35}\b`)},
+	{"anthropic-api-key", lazyre.New(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
+	{"openai-api-key", lazyre.New(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{32,}`)},
+	{"stripe-live-key", lazyre.New(`\b[rs]k_live_[0-9A-Za-z]{24,}`)},
+	{"npm-token", lazyre.New(`\bnpm_[A-Za-z0-9]{36}\b`)},
+	{"private-key", lazyre.New(`-----BEGIN (?:[A-Z]+ )?PRIVATE KEY(?: BLOCK)?-----`)},
+	{"gcp-service-account", lazyre.New(`"private_key_id"\s*:\s*"[0-9a-f]{40}"`)},
+	{"jwt", lazyre.New(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
 }
 
 // BuiltinSecrets is the fallback secret detector.
 var BuiltinSecrets TextScanner = builtinRegex{rules: builtinSecretRules, what: "secret"}
 
 var builtinInjectionRules = []regexRule{
-	{"ignore-instructions", lazyRegexp(`(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions|prompts?|rules|directions|context)`)},
-	{"new-instructions", lazyRegexp(`(?i)(?:^|\n)\s*(?:new|updated|real|actual)\s+(?:system\s+)?instructions\s*:`)},
-	{"role-reassignment", lazyRegexp(`(?i)\byou\s+are\s+now\s+(?:a|an|in|the)\b[^.\n]{0,40}\b(?:mode|assistant|agent|AI|jailbroken|DAN)\b`)},
-	{"fake-system-tag", lazyRegexp(`(?i)<\s*/?\s*(?:system|system-prompt|im_start|instructions)\s*>|\[/?(?:SYSTEM|INST)\]`)},
-	{"exfiltration-request", lazyRegexp(`(?i)\b(?:send|post|upload|exfiltrate|leak|forward)\b[^.\n]{0,60}\b(?:env(?:ironment)?\s+variables|secrets?|credentials|api\s+keys?|tokens?|ssh\s+keys?)\b[^.\n]{0,60}\b(?:to|at)\b`)},
-	{"hide-from-user", lazyRegexp(`(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention|reveal|show)\b[^.\n]{0,30}\b(?:the\s+)?(?:user|human|operator|reviewer)`)},
+	{"ignore-instructions", lazyre.New(`(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions|prompts?|rules|directions|context)`)},
+	{"new-instructions", lazyre.New(`(?i)(?:^|\n)\s*(?:new|updated|real|actual)\s+(?:system\s+)?instructions\s*:`)},
+	{"role-reassignment", lazyre.New(`(?i)\byou\s+are\s+now\s+(?:a|an|in|the)\b[^.\n]{0,40}\b(?:mode|assistant|agent|AI|jailbroken|DAN)\b`)},
+	{"fake-system-tag", lazyre.New(`(?i)<\s*/?\s*(?:system|system-prompt|im_start|instructions)\s*>|\[/?(?:SYSTEM|INST)\]`)},
+	{"exfiltration-request", lazyre.New(`(?i)\b(?:send|post|upload|exfiltrate|leak|forward)\b[^.\n]{0,60}\b(?:env(?:ironment)?\s+variables|secrets?|credentials|api\s+keys?|tokens?|ssh\s+keys?)\b[^.\n]{0,60}\b(?:to|at)\b`)},
+	{"hide-from-user", lazyre.New(`(?i)\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention|reveal|show)\b[^.\n]{0,30}\b(?:the\s+)?(?:user|human|operator|reviewer)`)},
 }
 
 // BuiltinInjection is the fallback prompt-injection detector.

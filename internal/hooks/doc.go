@@ -14,7 +14,7 @@
 // (the column below, a regular expression over the whole tool name) selects
 // the tool, in installation order; the first hook that blocks answers,
 // tagged with its name. A tool call thus starts two fullsend processes, not
-// eight. The hook patterns compile on first use (lazyRE), not at package
+// eight. The hook patterns compile on first use (package lazyre), not at package
 // initialisation, so commands that run no hook do not pay for them.
 //
 // # Hooks

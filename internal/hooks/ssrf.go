@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/netguard"
@@ -20,13 +21,13 @@ import (
 
 var (
 	// scheme://authority
-	urlRe = lazyRegexp(`(?i)\b[a-z][a-z0-9+.\-]{0,15}://([^\s'"<>()\x60|;&{}\\]+)`)
+	urlRe = lazyre.New(`(?i)\b[a-z][a-z0-9+.\-]{0,15}://([^\s'"<>()\x60|;&{}\\]+)`)
 	// bash's /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT
-	devTCPRe = lazyRegexp(`/dev/(?:tcp|udp)/([^/\s'"]+)/`)
+	devTCPRe = lazyre.New(`/dev/(?:tcp|udp)/([^/\s'"]+)/`)
 	// token separators for bare addresses in commands
-	tokenSep = lazyRegexp(`[\s'"\x60=,;|&()<>{}]+`)
+	tokenSep = lazyre.New(`[\s'"\x60=,;|&()<>{}]+`)
 	// programs whose arguments name hosts
-	netClientRe = lazyRegexp(`\b(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|sftp|rsync|ftp|socat|nmap|ping|dig|nslookup|host|http|https|xh|git|openssl|mysql|psql|redis-cli|mongo|mongosh|ldapsearch|grpcurl|aria2c)\b`)
+	netClientRe = lazyre.New(`\b(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|sftp|rsync|ftp|socat|nmap|ping|dig|nslookup|host|http|https|xh|git|openssl|mysql|psql|redis-cli|mongo|mongosh|ldapsearch|grpcurl|aria2c)\b`)
 )
 
 func checkSSRF(_ context.Context, in *Input, env *Env) (Verdict, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/netguard"
 	"sort"
 	"strings"
@@ -26,7 +27,7 @@ const (
 
 type injPattern struct {
 	anchors []string
-	re      *lazyRE // anchored at the anchor: starts with ^
+	re      *lazyre.Regexp // anchored at the anchor: starts with ^
 	// pre, if set, is a cheap necessary condition for re to match at an
 	// anchor: pre(text, i, end) with i just after the anchor (without a
 	// trailing space) and end the end of the window re reads (injpre.go).
@@ -40,7 +41,7 @@ type injRule struct {
 }
 
 func pat(anchors []string, re string) injPattern {
-	return injPattern{anchors: anchors, re: lazyRegexp(`(?i)^(?:` + re + `)`)}
+	return injPattern{anchors: anchors, re: lazyre.New(`(?i)^(?:` + re + `)`)}
 }
 
 // withPre adds a necessary condition to a pattern.

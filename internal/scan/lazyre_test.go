@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"os"
 	"os/exec"
 	"testing"
@@ -9,18 +10,18 @@ import (
 // Every pattern compiles (they are compiled lazily, so a bad one would
 // otherwise surface only when a hook first needs it).
 func TestLazyPatternsCompile(t *testing.T) {
-	if len(lazyPatterns) < 15 {
-		t.Fatalf("%d lazy patterns registered; the scanners have more than 15", len(lazyPatterns))
+	if len(lazyre.All()) < 15 {
+		t.Fatalf("%d lazy patterns registered; the scanners have more than 15", len(lazyre.All()))
 	}
-	for _, l := range lazyPatterns {
+	for _, l := range lazyre.All() {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					t.Errorf("pattern %q: %v", l.src, r)
+					t.Errorf("pattern %q: %v", l.String(), r)
 				}
 			}()
-			if l.get() == nil || !l.compiled() {
-				t.Errorf("pattern %q: not compiled after get", l.src)
+			if l.Get() == nil || !l.Compiled() {
+				t.Errorf("pattern %q: not compiled after get", l.String())
 			}
 		}()
 	}
@@ -41,12 +42,12 @@ func TestLazyPatternsProbe(t *testing.T) {
 	if os.Getenv("FULLSEND_SCAN_LAZY_PROBE") != "1" {
 		t.Skip("runs only as TestLazyPatternsNotCompiledAtInit's child process")
 	}
-	if len(lazyPatterns) == 0 {
+	if len(lazyre.All()) == 0 {
 		t.Fatal("no lazy patterns registered")
 	}
-	for _, l := range lazyPatterns {
-		if l.compiled() {
-			t.Errorf("pattern %q was compiled during package initialisation", l.src)
+	for _, l := range lazyre.All() {
+		if l.Compiled() {
+			t.Errorf("pattern %q was compiled during package initialisation", l.String())
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"regexp"
 	"regexp/syntax"
 	"sort"
@@ -762,14 +763,14 @@ const (
 // a match can only start right before a '-' that begins one of them; at
 // such places only, the anchored copy of re is tried.
 type curlFlag struct {
-	re    *lazyRE
+	re    *lazyre.Regexp
 	short byte
 	long  string
 }
 
 func newCurlFlag(short byte, long, rest string) *curlFlag {
 	return &curlFlag{
-		re:    lazyRegexp(`^[ \t\n\r](?:-` + string(short) + `|` + long + `)` + rest),
+		re:    lazyre.New(`^[ \t\n\r](?:-` + string(short) + `|` + long + `)` + rest),
 		short: short,
 		long:  long,
 	}
