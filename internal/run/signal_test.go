@@ -25,7 +25,11 @@ func TestSIGINTTearsDown(t *testing.T) {
 	marker := fmt.Sprintf("41%d.25", os.Getpid())
 	f.write("script.yaml", "steps:\n  - say: starting\n  - exec: {cmd: 'sleep "+marker+"'}\n  - write_result: {value: {status: ok}}\n")
 	hp := f.write("harness.yaml", baseHarness)
-	mountsBefore := readFile(t, "/proc/self/mountinfo")
+	// Mounts under the fixture's directories: anything the interrupted run
+	// left mounted would be there (other packages' tests may mount and
+	// unmount elsewhere on the host meanwhile).
+	root := filepath.Dir(f.dir)
+	mountsBefore := mountsUnder(t, root)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +77,8 @@ func TestSIGINTTearsDown(t *testing.T) {
 		t.Errorf("processes left after SIGINT: %v", pids)
 	}
 	f.assertTornDown()
-	if after := readFile(t, "/proc/self/mountinfo"); after != mountsBefore {
-		t.Errorf("host mount table changed by the interrupted run")
+	if after := mountsUnder(t, root); after != mountsBefore {
+		t.Errorf("mounts under %s changed by the interrupted run:\nbefore:\n%s\nafter:\n%s", root, mountsBefore, after)
 	}
 	reps, err := run.List(run.RunsDir(f.workspace))
 	if err != nil || len(reps) != 1 {
@@ -94,4 +98,18 @@ func TestSIGINTTearsDown(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(r.Dir(), run.ReportFile))), &back); err != nil {
 		t.Errorf("report.json: %v", err)
 	}
+}
+
+// mountsUnder returns the mount points of /proc/self/mountinfo at or below
+// dir, one per line.
+func mountsUnder(t *testing.T, dir string) string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(readFile(t, "/proc/self/mountinfo"), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			out = append(out, f[4])
+		}
+	}
+	return strings.Join(out, "\n")
 }
