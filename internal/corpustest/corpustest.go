@@ -196,9 +196,10 @@ var announce = announceSkip
 // announceSkip makes the skip visible under README's test command: `go test
 // ./...` prints nothing of a package that passes, skip lines included. So,
 // once per test binary, SkipLine also goes to the go command's own stderr
-// (the binary's parent), with the package's directory. Linux only (through
-// /proc), and only when the parent is the go command; elsewhere the t.Skip
-// line (shown with -v) is all there is.
+// (the binary's parent), with the package's directory, when that is a
+// terminal or a pipe. Linux only (through /proc), and only when the parent
+// is the go command; elsewhere the t.Skip line (shown with -v) is all there
+// is.
 func announceSkip() {
 	announced.Do(func() {
 		ppid := os.Getppid()
@@ -211,6 +212,11 @@ func announceSkip() {
 			return
 		}
 		defer f.Close()
+		// Only a terminal or a pipe: a regular file has its own offset in
+		// the go command, which would write over the line.
+		if st, err := f.Stat(); err != nil || st.Mode().IsRegular() {
+			return
+		}
 		wd, _ := os.Getwd()
 		fmt.Fprintf(f, "%s [%s]\n", SkipLine, filepath.Base(wd))
 	})
