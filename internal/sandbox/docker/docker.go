@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -693,65 +692,14 @@ func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) er
 	}
 	sandboxPath = path.Clean(sandboxPath)
 	parent, base := path.Split(sandboxPath)
-	pr, pw := io.Pipe()
-	xerr := make(chan error, 1)
-	go func() {
-		// Rename the root entry to "." for archive.ExtractStaged.
-		tr := tar.NewReader(pr)
-		tpr, tpw := io.Pipe()
-		go func() {
-			tw := tar.NewWriter(tpw)
-			for {
-				h, err := tr.Next()
-				if err == io.EOF {
-					tpw.CloseWithError(tw.Close())
-					return
-				}
-				if err != nil {
-					tpw.CloseWithError(err)
-					return
-				}
-				n := strings.TrimPrefix(strings.TrimSuffix(h.Name, "/"), "./")
-				if i := strings.IndexByte(n, '/'); i >= 0 {
-					h.Name = "./" + n[i+1:]
-				} else {
-					h.Name = "."
-				}
-				if err := tw.WriteHeader(h); err != nil {
-					tpw.CloseWithError(err)
-					return
-				}
-				if _, err := io.Copy(tw, tr); err != nil {
-					tpw.CloseWithError(err)
-					return
-				}
-			}
-		}()
-		err := archive.ExtractStaged(tpr, hostPath, s.limits.OutputBytes)
-		if err != nil {
-			// Stop the producer: the exec's output copy fails and the
-			// command is killed.
-			tpr.CloseWithError(err)
-			pr.CloseWithError(err)
-		} else {
-			io.Copy(io.Discard, tpr)
-			io.Copy(io.Discard, pr)
-		}
-		xerr <- err
-	}()
-	var stderr bytes.Buffer
-	code, _, err := s.run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, pw, &stderr)
-	pw.Close()
-	xe := <-xerr
+	err := archive.ReceiveTar(hostPath, s.limits.OutputBytes, func(w io.Writer) (int, string, error) {
+		var stderr bytes.Buffer
+		code, _, err := s.run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, w, &stderr)
+		return code, strings.TrimSpace(stderr.String()), err
+	})
 	what := "download " + sandboxPath
-	switch {
-	case errors.Is(xe, archive.ErrTooLarge):
+	if errors.Is(err, archive.ErrTooLarge) {
 		return fmt.Errorf("docker sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
-	case err != nil:
-	case code != 0:
-		err = fmt.Errorf("tar exit %d: %s", code, strings.TrimSpace(stderr.String()))
-	case xe != nil:
-		err = xe
 	}
 	if err != nil {
 		return fmt.Errorf("docker sandbox %s: %s: %w", s.id, what, err)

@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -204,64 +203,17 @@ func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) er
 	}
 	sandboxPath = path.Clean(sandboxPath)
 	parent, base := path.Split(sandboxPath)
-	pr, pw := io.Pipe()
-	xerr := make(chan error, 1)
-	go func() {
-		tpr, tpw := io.Pipe()
-		go func() { tpw.CloseWithError(rootToDot(tar.NewReader(pr), tpw)) }()
-		err := archive.ExtractStaged(tpr, hostPath, s.limits.OutputBytes)
-		if err != nil {
-			tpr.CloseWithError(err)
-			pr.CloseWithError(err)
-		} else {
-			io.Copy(io.Discard, tpr)
-			io.Copy(io.Discard, pr)
-		}
-		xerr <- err
-	}()
-	var stderr bytes.Buffer
-	code, _, err := s.run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, pw, &stderr)
-	pw.Close()
-	xe := <-xerr
+	err := archive.ReceiveTar(hostPath, s.limits.OutputBytes, func(w io.Writer) (int, string, error) {
+		var stderr bytes.Buffer
+		code, _, err := s.run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, w, &stderr)
+		return code, strings.TrimSpace(stderr.String()), err
+	})
 	what := "download " + sandboxPath
-	switch {
-	case errors.Is(xe, archive.ErrTooLarge):
+	if errors.Is(err, archive.ErrTooLarge) {
 		return fmt.Errorf("kubernetes sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
-	case err != nil:
-	case code != 0:
-		err = fmt.Errorf("tar exit %d: %s", code, strings.TrimSpace(stderr.String()))
-	case xe != nil:
-		err = xe
 	}
 	if err != nil {
 		return fmt.Errorf("kubernetes sandbox %s: %s: %w", s.id, what, err)
 	}
 	return nil
-}
-
-// rootToDot renames the stream's root entry to "." (and its children to
-// "./…"), the form archive.ExtractStaged expects.
-func rootToDot(tr *tar.Reader, w io.Writer) error {
-	tw := tar.NewWriter(w)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return tw.Close()
-		}
-		if err != nil {
-			return err
-		}
-		n := strings.TrimPrefix(strings.TrimSuffix(h.Name, "/"), "./")
-		if i := strings.IndexByte(n, '/'); i >= 0 {
-			h.Name = "./" + n[i+1:]
-		} else {
-			h.Name = "."
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if _, err := io.Copy(tw, tr); err != nil {
-			return err
-		}
-	}
 }

@@ -260,3 +260,67 @@ func WriteNamed(w io.Writer, hostPath, base string) error {
 		}
 	}
 }
+
+// ReceiveTar extracts at hostPath (with ExtractStaged: staged, bounded by
+// limit, nothing left behind on failure) the tar stream that produce writes
+// to w — a `tar -c -C PARENT BASE` run in a sandbox, whose root entry is
+// renamed to ".". produce returns the command's exit status and stderr.
+// An extraction over the limit wraps ErrTooLarge; otherwise a failure to
+// run comes first, then a non-zero exit, then an extraction error.
+func ReceiveTar(hostPath string, limit int64, produce func(w io.Writer) (exit int, stderr string, err error)) error {
+	pr, pw := io.Pipe()
+	xerr := make(chan error, 1)
+	go func() {
+		tpr, tpw := io.Pipe()
+		go func() { tpw.CloseWithError(rootToDot(tar.NewReader(pr), tpw)) }()
+		err := ExtractStaged(tpr, hostPath, limit)
+		if err != nil {
+			// Stop the producer: its output copy fails and the command is killed.
+			tpr.CloseWithError(err)
+			pr.CloseWithError(err)
+		} else {
+			io.Copy(io.Discard, tpr)
+			io.Copy(io.Discard, pr)
+		}
+		xerr <- err
+	}()
+	code, stderr, err := produce(pw)
+	pw.Close()
+	xe := <-xerr
+	switch {
+	case errors.Is(xe, ErrTooLarge):
+		return xe
+	case err != nil:
+		return err
+	case code != 0:
+		return fmt.Errorf("tar exit %d: %s", code, stderr)
+	}
+	return xe
+}
+
+// rootToDot renames the stream's root entry to "." (and its children to
+// "./…"), the form ExtractStaged expects.
+func rootToDot(tr *tar.Reader, w io.Writer) error {
+	tw := tar.NewWriter(w)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return tw.Close()
+		}
+		if err != nil {
+			return err
+		}
+		n := strings.TrimPrefix(strings.TrimSuffix(h.Name, "/"), "./")
+		if i := strings.IndexByte(n, '/'); i >= 0 {
+			h.Name = "./" + n[i+1:]
+		} else {
+			h.Name = "."
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			return err
+		}
+	}
+}
