@@ -104,7 +104,13 @@ func (s *suite) workspaceLimit(t *testing.T) {
 		t.Errorf("host file: %v, %v", st, err)
 	}
 	// Many files within the per-file bound, beyond the total: the session ends.
-	sh(t, ss, "rm -f /work/big; for i in 1 2 3 4 5 6; do dd if=/dev/zero of=/work/f$i bs=1024 count=1024 2>/dev/null; done")
+	// The watch may end the session while this command still runs.
+	fillCtx, fillCancel := context.WithTimeout(context.Background(), 60*time.Second)
+	_, err := ss.Exec(fillCtx, sandbox.ExecRequest{Args: []string{"sh", "-c", "rm -f /work/big; for i in 1 2 3 4 5 6; do dd if=/dev/zero of=/work/f$i bs=1024 count=1024 2>/dev/null; done"}})
+	fillCancel()
+	if err != nil && !errors.Is(err, sandbox.ErrWorkspaceLimit) {
+		t.Fatalf("filling the read-write mount: %v", err)
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
