@@ -205,6 +205,7 @@ func TestReadExporterConfigSettings(t *testing.T) {
 		{env: map[string]string{ep: "http://h", "OTEL_EXPORTER_OTLP_HEADERS": "a=1,tokensecret"}, errPart: "OTEL_EXPORTER_OTLP_HEADERS: entry 2 has no '='"},
 		{env: map[string]string{ep: "http://h", "OTEL_EXPORTER_OTLP_HEADERS": "bad key=secret"}, errPart: `entry 1: "bad key" is not a valid header name`},
 		{env: map[string]string{ep: "http://h", "OTEL_EXPORTER_OTLP_HEADERS": "k=secret%zz"}, errPart: "the value of k is not URL-encoded"},
+		{env: map[string]string{ep: "http://h", "OTEL_EXPORTER_OTLP_HEADERS": "k=secret%0D%0AX-Injected:%201"}, errPart: "the value of k has a control character"},
 		{env: map[string]string{ep: "http://h", "OTEL_EXPORTER_OTLP_TIMEOUT": "2500"}, timeout: 2500 * time.Millisecond},
 		{env: map[string]string{ep: "http://h", "OTEL_EXPORTER_OTLP_TIMEOUT": "2500", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "0"}, timeout: 0},
 		{env: map[string]string{ep: "http://h", "OTEL_EXPORTER_OTLP_TIMEOUT": "10s"}, errPart: `OTEL_EXPORTER_OTLP_TIMEOUT "10s": want a whole number of milliseconds`},

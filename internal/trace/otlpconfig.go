@@ -209,6 +209,9 @@ func parseHeaders(k, v string) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: the value of %s is not URL-encoded correctly", k, name)
 		}
+		if strings.ContainsFunc(dec, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+			return nil, fmt.Errorf("%s: the value of %s has a control character", k, name)
+		}
 		h[name] = strings.TrimSpace(dec)
 	}
 	return h, nil
