@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -81,9 +80,9 @@ func Setup(ctx context.Context, getenv func(string) string, version string, onEr
 	if err != nil || !on {
 		return nil, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := newOTLPExporter(getenv, version)
 	if err != nil {
-		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+		return nil, err
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "fullsend"), attribute.String("service.version", version)),
