@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command fullsend-bench measures fullsend the way a user pays for it: as
 // whole processes, started from a shell, on this machine. Each measurement
 // alternates a fullsend command with its yardstick (a hello-world Go binary
