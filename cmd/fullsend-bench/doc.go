@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command fullsend-bench measures fullsend the way a user pays for it: as
 // whole processes, started from a shell, on this machine. Each measurement
 // alternates a fullsend command with its yardstick (a hello-world Go binary
@@ -17,6 +19,9 @@
 // Rows: `fullsend version` vs hello; `fullsend sandbox exec -- true` vs
 // `bwrap --unshare-all … true`; `fullsend scan` of the generated file with
 // GOMAXPROCS=1; a warm `fullsend resolve` and a `fullsend run` of
-// examples/hello (script runtime, local sandbox); the claude runtime's hook
-// processes for one Bash tool call; and the binary's size.
+// examples/hello (script runtime, local sandbox); a `fullsend run` of the
+// agents library's code harness (-corpus, $FULLSEND_CORPUS or
+// ../shared/corpus/fullsend-agents; the script runtime stands in for the
+// agent, and the row reports the time around it); the claude runtime's hook
+// processes for one Bash tool call; and the binary's size. -only picks rows.
 package main

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -41,7 +44,6 @@ func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 // job is one command (or a group of commands run back to back) and how to
 // check that it did what it should.
 type job struct {
-	label string
 	cmds  []*cmdSpec
 }
 
@@ -51,6 +53,9 @@ type cmdSpec struct {
 	env   []string
 	stdin []byte
 	codes []int // accepted exit codes (default: 0)
+	// stdout, when set, is given the command's standard output after a
+	// successful run; an error from it fails the sample.
+	stdout func([]byte) error
 }
 
 func (c *cmdSpec) run() (sample, error) {
@@ -60,8 +65,8 @@ func (c *cmdSpec) run() (sample, error) {
 	if c.stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.stdin)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	t := time.Now()
 	err := cmd.Run()
 	wall := time.Since(t)
@@ -78,7 +83,12 @@ func (c *cmdSpec) run() (sample, error) {
 		ok = ok || code == k
 	}
 	if !ok {
-		return sample{}, fmt.Errorf("%s exited %d: %s", strings.Join(c.args, " "), code, oneLine(out.String()))
+		return sample{}, fmt.Errorf("%s exited %d: %s", strings.Join(c.args, " "), code, oneLine(out.String()+" "+errOut.String()))
+	}
+	if c.stdout != nil {
+		if err := c.stdout(out.Bytes()); err != nil {
+			return sample{}, fmt.Errorf("%s: %v", strings.Join(c.args, " "), err)
+		}
 	}
 	var rss int64
 	if ru, _ := st.SysUsage().(*syscall.Rusage); ru != nil {
@@ -175,186 +185,255 @@ func ratio(a, b series) float64 {
 }
 
 func main() {
-	n := flag.Int("n", 21, "rounds per row (each round runs fullsend and its yardstick once)")
-	nScan := flag.Int("n-scan", 5, "rounds for the scan row")
-	scanMB := flag.Int("scan-mb", 50, "size of the generated markdown file for the scan row, in MB (10^6 bytes)")
-	bin := flag.String("fullsend", "", "fullsend binary to measure (default: build ./cmd/fullsend)")
-	repo := flag.String("repo", ".", "fullsend source tree (for building and for examples/hello)")
-	md := flag.Bool("markdown", false, "print the table as markdown (README's Performance section)")
-	only := flag.String("only", "", "comma list of rows to run: version,exec,scan,resolve,run,hooks,size (default all)")
+	var o options
+	flag.IntVar(&o.n, "n", 21, "rounds per row (each round runs fullsend and its yardstick once)")
+	flag.IntVar(&o.nScan, "n-scan", 5, "rounds for the scan row")
+	flag.IntVar(&o.scanMB, "scan-mb", 50, "size of the generated markdown file for the scan row, in MB (10^6 bytes)")
+	flag.StringVar(&o.bin, "fullsend", "", "fullsend binary to measure (default: build ./cmd/fullsend)")
+	flag.StringVar(&o.repo, "repo", ".", "fullsend source tree (for building and for examples/hello)")
+	flag.StringVar(&o.corpus, "corpus", "", "the fullsend-ai/agents library for the code row (default: $FULLSEND_CORPUS, else ../shared/corpus/fullsend-agents beside -repo)")
+	flag.BoolVar(&o.markdown, "markdown", false, "print the table as markdown (README's Performance section)")
+	flag.StringVar(&o.only, "only", "", "comma list of rows to run: "+strings.Join(rowNames, ",")+" (default all)")
 	flag.Parse()
-	if err := mainErr(*n, *nScan, *scanMB, *bin, *repo, *md, *only); err != nil {
+	if err := mainErr(o); err != nil {
 		fmt.Fprintln(os.Stderr, "fullsend-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(n, nScan, scanMB int, bin, repo string, md bool, only string) error {
-	if n < 1 || nScan < 1 || scanMB < 1 {
+// options are the command's flags.
+type options struct {
+	n, nScan, scanMB        int
+	bin, repo, corpus, only string
+	markdown                bool
+}
+
+// rowNames lists the rows in the order they run and print.
+var rowNames = []string{"version", "exec", "scan", "resolve", "run", "code", "hooks", "size"}
+
+// bench holds what every row needs: the binaries, the scratch tree and the
+// rows measured so far.
+type bench struct {
+	options
+	tmp, hello, ws string
+	baseEnv        []string
+	rows           []row
+}
+
+func mainErr(o options) error {
+	if o.n < 1 || o.nScan < 1 || o.scanMB < 1 {
 		return errors.New("-n, -n-scan and -scan-mb must be at least 1")
 	}
-	want := func(k string) bool {
-		if only == "" {
-			return true
-		}
-		for _, f := range strings.Split(only, ",") {
-			if strings.TrimSpace(f) == k {
-				return true
+	want := map[string]bool{}
+	for _, f := range strings.Split(o.only, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			if !slices.Contains(rowNames, f) {
+				return fmt.Errorf("-only: unknown row %q (rows: %s)", f, strings.Join(rowNames, ","))
 			}
+			want[f] = true
 		}
-		return false
 	}
-	repo, err := filepath.Abs(repo)
+	b, cleanup, err := newBench(o)
 	if err != nil {
 		return err
 	}
+	defer cleanup()
+	steps := map[string]func() error{
+		"version": b.version, "exec": b.exec, "scan": b.scan, "resolve": b.resolve,
+		"run": b.run, "code": b.code, "hooks": b.hooks, "size": b.size,
+	}
+	for _, k := range rowNames {
+		if len(want) == 0 || want[k] {
+			if err := steps[k](); err != nil {
+				return err
+			}
+		}
+	}
+	b.print()
+	return nil
+}
+
+// newBench builds the binaries and lays out the scratch workspace.
+func newBench(o options) (*bench, func(), error) {
+	repo, err := filepath.Abs(o.repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.repo = repo
 	if _, err := os.Stat(filepath.Join(repo, "examples", "hello", "harness.yaml")); err != nil {
-		return fmt.Errorf("-repo %s: not the fullsend source tree (%v)", repo, err)
+		return nil, nil, fmt.Errorf("-repo %s: not the fullsend source tree (%v)", repo, err)
 	}
 	tmp, err := os.MkdirTemp("", "fullsend-bench-")
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer os.RemoveAll(tmp)
+	cleanup := func() { os.RemoveAll(tmp) }
+	b := &bench{options: o, tmp: tmp}
+	if err := b.setup(); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return b, cleanup, nil
+}
 
-	if bin == "" {
-		bin = filepath.Join(tmp, "fullsend")
-		if err := goBuild(repo, bin, "./cmd/fullsend"); err != nil {
+func (b *bench) setup() error {
+	var err error
+	if b.bin == "" {
+		b.bin = filepath.Join(b.tmp, "fullsend")
+		if err := goBuild(b.repo, b.bin, "./cmd/fullsend"); err != nil {
 			return err
 		}
-	} else if bin, err = filepath.Abs(bin); err != nil {
+	} else if b.bin, err = filepath.Abs(b.bin); err != nil {
 		return err
 	}
-	hello := filepath.Join(tmp, "hello")
-	if err := os.WriteFile(hello+".go", []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o600); err != nil {
+	b.hello = filepath.Join(b.tmp, "hello")
+	if err := os.WriteFile(b.hello+".go", []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o600); err != nil {
 		return err
 	}
-	if err := goBuild(tmp, hello, hello+".go"); err != nil {
+	if err := goBuild(b.tmp, b.hello, b.hello+".go"); err != nil {
 		return err
 	}
 	// Keep fullsend's cache and run directories inside the temporary tree.
-	ws := filepath.Join(tmp, "ws")
-	if err := copyTree(filepath.Join(repo, "examples", "hello"), filepath.Join(ws, "hello")); err != nil {
+	b.ws = filepath.Join(b.tmp, "ws")
+	if err := copyTree(filepath.Join(b.repo, "examples", "hello"), filepath.Join(b.ws, "hello")); err != nil {
 		return err
 	}
-	baseEnv := []string{"FULLSEND_CACHE_DIR=" + filepath.Join(ws, ".fullsend-cache")}
-	fs := func(args ...string) *cmdSpec {
-		return &cmdSpec{args: append([]string{bin}, args...), dir: ws, env: baseEnv}
-	}
+	b.baseEnv = []string{"FULLSEND_CACHE_DIR=" + filepath.Join(b.ws, ".fullsend-cache")}
+	return nil
+}
 
-	var rows []row
-	add := func(r row) {
-		rows = append(rows, r)
-		fmt.Fprintf(os.Stderr, "%-40s %s\n", r.what, r.measured)
-	}
-	fail := func(what string, err error) {
-		add(row{what: what, measured: "error: " + oneLine(err.Error())})
-	}
+// fs is a fullsend command run in the scratch workspace.
+func (b *bench) fs(args ...string) *cmdSpec {
+	return &cmdSpec{args: append([]string{b.bin}, args...), dir: b.ws, env: b.baseEnv}
+}
 
-	if want("version") {
-		a, b, err := pair(n, job{cmds: []*cmdSpec{fs("version")}}, &job{cmds: []*cmdSpec{{args: []string{hello}}}})
-		if err != nil {
-			fail("`fullsend version`", err)
-		} else {
-			add(row{"`fullsend version` vs a hello-world Go binary", "≤ 2× hello",
-				fmt.Sprintf("%s vs %s = %.1f×; %s, %s", wallText(a), wallText(b), ratio(a, b), cpuText(a), rssText(a)),
-				"`fullsend version` / `hello`"})
-		}
-	}
-	if want("exec") {
-		bw, lerr := exec.LookPath("bwrap")
-		if lerr != nil {
-			fail("`fullsend sandbox exec -- true`", errors.New("bwrap not installed (apt-get install -y bubblewrap)"))
-		} else {
-			a, b, err := pair(n, job{cmds: []*cmdSpec{fs("sandbox", "exec", "--", "true")}},
-				&job{cmds: []*cmdSpec{{args: append([]string{bw}, bwrapArgs(tmp)...)}}})
-			if err != nil {
-				fail("`fullsend sandbox exec -- true`", err)
-			} else {
-				add(row{"`fullsend sandbox exec -- true` vs bubblewrap", "≤ 3× bwrap",
-					fmt.Sprintf("%s vs %s = %.1f×; %s", wallText(a), wallText(b), ratio(a, b), cpuText(a)),
-					"`fullsend sandbox exec -- true` / `bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL --ro-bind /usr /usr … --proc /proc --dev /dev --tmpfs /tmp true`"})
-			}
-		}
-	}
-	if want("scan") {
-		file := filepath.Join(tmp, "scan", "big.md")
-		if err := writeMarkdown(file, int64(scanMB)*1e6); err != nil {
-			return err
-		}
-		c := fs("scan", file)
-		c.env = append(c.env, "GOMAXPROCS=1")
-		a, _, err := pair(nScan, job{cmds: []*cmdSpec{c}}, nil)
-		if err != nil {
-			fail("`fullsend scan`", err)
-		} else {
-			m, lo, hi := a.pick(func(x sample) float64 { return float64(scanMB) / x.wall.Seconds() })
-			add(row{fmt.Sprintf("`fullsend scan` of %d MB of markdown, one core", scanMB), "≥ 100 MB/s, peak RSS ≤ 64 MiB",
-				fmt.Sprintf("%.0f MB/s (%.0f–%.0f); %s; %s", m, lo, hi, wallText(a), rssText(a)),
-				fmt.Sprintf("`GOMAXPROCS=1 fullsend scan big.md` (generated: %d MB)", scanMB)})
-		}
-	}
-	if want("resolve") {
-		a, b, err := pair(n, job{cmds: []*cmdSpec{fs("resolve", "hello/harness.yaml")}}, &job{cmds: []*cmdSpec{{args: []string{hello}}}})
-		if err != nil {
-			fail("warm `fullsend resolve`", err)
-		} else {
-			add(row{"warm `fullsend resolve` of examples/hello (all local, cached)", "≤ 50 ms",
-				fmt.Sprintf("%s (%.1f× hello); %s", wallText(a), ratio(a, b), cpuText(a)),
-				"`fullsend resolve hello/harness.yaml`"})
-		}
-	}
-	if want("run") {
-		a, _, err := pair(n, job{cmds: []*cmdSpec{fs("run", "--target-repo", "none", "hello/harness.yaml")}}, nil)
-		if err != nil {
-			fail("`fullsend run` examples/hello", err)
-		} else {
-			add(row{"`fullsend run` of examples/hello (script runtime, local sandbox), whole process", "≤ 200 ms",
-				fmt.Sprintf("%s; %s (own process and its children); %s", wallText(a), cpuText(a), rssText(a)),
-				"`fullsend run --target-repo none hello/harness.yaml`"})
-		}
-	}
-	if want("hooks") {
-		pre := []byte(`{"session_id":"bench","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls -la src && grep -rn TODO src | head"}}`)
-		post := []byte(`{"session_id":"bench","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls -la src"},"tool_response":{"stdout":"total 8\ndrwxr-xr-x 2 u u 4096 main.go\n","stderr":"","interrupted":false}}`)
-		env := append(baseEnv, "FULLSEND_CANARY_TOKEN=fullsend-canary-0123456789abcdef", "FULLSEND_TOOL_ALLOWLIST=Read,Grep,Bash")
-		// As the claude runtime wires them: one `fullsend hook each` process
-		// per event, running every hook of that event.
-		cmds := []*cmdSpec{
-			{args: []string{bin, "hook", "each", "bash-risk-pretool", "ssrf-pretool", "tool-allowlist-pretool", "canary-pretool", "--allow", "Read,Grep,Bash"}, dir: ws, env: env, stdin: pre},
-			{args: []string{bin, "hook", "each", "canary-posttool", "secret-redact-posttool", "unicode-posttool", "context-suppress-posttool"}, dir: ws, env: env, stdin: post},
-		}
-		a, _, err := pair(n, job{cmds: cmds}, nil)
-		if err != nil {
-			fail("claude hooks per Bash call", err)
-		} else {
-			m, _, _ := a.pick(func(x sample) float64 { return ms(x.wall) })
-			add(row{"claude runtime hooks for one Bash tool call (PreToolUse + PostToolUse, 4 hooks each)", "≤ 15 ms per event",
-				fmt.Sprintf("%.1f ms per event (%s for both); %s for both", m/2, wallText(a), cpuText(a)),
-				"`fullsend hook each bash-risk-pretool ssrf-pretool tool-allowlist-pretool canary-pretool --allow …` then `fullsend hook each canary-posttool secret-redact-posttool unicode-posttool context-suppress-posttool`"})
-		}
-	}
-	if want("size") {
-		st, err := os.Stat(bin)
-		if err != nil {
-			fail("binary size", err)
-		} else {
-			add(row{"binary size", "≤ 12 MB", fmt.Sprintf("%.1f MB", float64(st.Size())/1e6), "`go build ./cmd/fullsend`"})
-		}
-	}
+func (b *bench) add(r row) {
+	b.rows = append(b.rows, r)
+	fmt.Fprintf(os.Stderr, "%-40s %s\n", r.what, r.measured)
+}
 
-	if md {
-		fmt.Println("| what (whole processes) | target | measured: median (min–max) | command |")
-		fmt.Println("|---|---|---|---|")
-		for _, r := range rows {
-			fmt.Printf("| %s | %s | %s | %s |\n", r.what, r.target, r.measured, r.command)
-		}
+func (b *bench) fail(what string, err error) {
+	b.add(row{what: what, measured: "error: " + oneLine(err.Error())})
+}
+
+func (b *bench) version() error {
+	x, y, err := pair(b.n, job{cmds: []*cmdSpec{b.fs("version")}}, &job{cmds: []*cmdSpec{{args: []string{b.hello}}}})
+	if err != nil {
+		b.fail("`fullsend version`", err)
 		return nil
 	}
-	for _, r := range rows {
+	b.add(row{"`fullsend version` vs a hello-world Go binary", "≤ 2× hello",
+		fmt.Sprintf("%s vs %s = %.1f×; %s, %s", wallText(x), wallText(y), ratio(x, y), cpuText(x), rssText(x)),
+		"`fullsend version` / `hello`"})
+	return nil
+}
+
+func (b *bench) exec() error {
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.fail("`fullsend sandbox exec -- true`", errors.New("bwrap not installed (apt-get install -y bubblewrap)"))
+		return nil
+	}
+	x, y, err := pair(b.n, job{cmds: []*cmdSpec{b.fs("sandbox", "exec", "--", "true")}},
+		&job{cmds: []*cmdSpec{{args: append([]string{bw}, bwrapArgs(b.tmp)...)}}})
+	if err != nil {
+		b.fail("`fullsend sandbox exec -- true`", err)
+		return nil
+	}
+	b.add(row{"`fullsend sandbox exec -- true` vs bubblewrap", "≤ 3× bwrap",
+		fmt.Sprintf("%s vs %s = %.1f×; %s", wallText(x), wallText(y), ratio(x, y), cpuText(x)),
+		"`fullsend sandbox exec -- true` / `bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL --ro-bind /usr /usr … --proc /proc --dev /dev --tmpfs /tmp true`"})
+	return nil
+}
+
+func (b *bench) scan() error {
+	file := filepath.Join(b.tmp, "scan", "big.md")
+	if err := writeMarkdown(file, int64(b.scanMB)*1e6); err != nil {
+		return err
+	}
+	c := b.fs("scan", file)
+	c.env = append(c.env, "GOMAXPROCS=1")
+	x, _, err := pair(b.nScan, job{cmds: []*cmdSpec{c}}, nil)
+	if err != nil {
+		b.fail("`fullsend scan`", err)
+		return nil
+	}
+	mb := float64(b.scanMB)
+	m, lo, hi := x.pick(func(s sample) float64 { return mb / s.wall.Seconds() })
+	b.add(row{fmt.Sprintf("`fullsend scan` of %d MB of markdown, one core", b.scanMB), "≥ 100 MB/s, peak RSS ≤ 64 MiB",
+		fmt.Sprintf("%.0f MB/s (%.0f–%.0f); %s; %s", m, lo, hi, wallText(x), rssText(x)),
+		fmt.Sprintf("`GOMAXPROCS=1 fullsend scan big.md` (generated: %d MB)", b.scanMB)})
+	return nil
+}
+
+func (b *bench) resolve() error {
+	x, y, err := pair(b.n, job{cmds: []*cmdSpec{b.fs("resolve", "hello/harness.yaml")}}, &job{cmds: []*cmdSpec{{args: []string{b.hello}}}})
+	if err != nil {
+		b.fail("warm `fullsend resolve`", err)
+		return nil
+	}
+	b.add(row{"warm `fullsend resolve` of examples/hello (all local, cached)", "≤ 50 ms",
+		fmt.Sprintf("%s (%.1f× hello); %s", wallText(x), ratio(x, y), cpuText(x)),
+		"`fullsend resolve hello/harness.yaml`"})
+	return nil
+}
+
+func (b *bench) run() error {
+	x, _, err := pair(b.n, job{cmds: []*cmdSpec{b.fs("run", "--target-repo", "none", "hello/harness.yaml")}}, nil)
+	if err != nil {
+		b.fail("`fullsend run` examples/hello", err)
+		return nil
+	}
+	b.add(row{"`fullsend run` of examples/hello (script runtime, local sandbox), whole process", "≤ 200 ms",
+		fmt.Sprintf("%s; %s (own process and its children); %s", wallText(x), cpuText(x), rssText(x)),
+		"`fullsend run --target-repo none hello/harness.yaml`"})
+	return nil
+}
+
+func (b *bench) hooks() error {
+	pre := []byte(`{"session_id":"bench","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls -la src && grep -rn TODO src | head"}}`)
+	post := []byte(`{"session_id":"bench","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls -la src"},"tool_response":{"stdout":"total 8\ndrwxr-xr-x 2 u u 4096 main.go\n","stderr":"","interrupted":false}}`)
+	env := append(slices.Clip(b.baseEnv), "FULLSEND_CANARY_TOKEN=fullsend-canary-0123456789abcdef", "FULLSEND_TOOL_ALLOWLIST=Read,Grep,Bash")
+	// As the claude runtime wires them: one `fullsend hook each` process
+	// per event, running every hook of that event.
+	cmds := []*cmdSpec{
+		{args: []string{b.bin, "hook", "each", "bash-risk-pretool", "ssrf-pretool", "tool-allowlist-pretool", "canary-pretool", "--allow", "Read,Grep,Bash"}, dir: b.ws, env: env, stdin: pre},
+		{args: []string{b.bin, "hook", "each", "canary-posttool", "secret-redact-posttool", "unicode-posttool", "context-suppress-posttool"}, dir: b.ws, env: env, stdin: post},
+	}
+	x, _, err := pair(b.n, job{cmds: cmds}, nil)
+	if err != nil {
+		b.fail("claude hooks per Bash call", err)
+		return nil
+	}
+	m, _, _ := x.pick(func(s sample) float64 { return ms(s.wall) })
+	b.add(row{"claude runtime hooks for one Bash tool call (PreToolUse + PostToolUse, 4 hooks each)", "≤ 15 ms per event",
+		fmt.Sprintf("%.1f ms per event (%s for both); %s for both", m/2, wallText(x), cpuText(x)),
+		"`fullsend hook each bash-risk-pretool ssrf-pretool tool-allowlist-pretool canary-pretool --allow …` then `fullsend hook each canary-posttool secret-redact-posttool unicode-posttool context-suppress-posttool`"})
+	return nil
+}
+
+func (b *bench) size() error {
+	st, err := os.Stat(b.bin)
+	if err != nil {
+		b.fail("binary size", err)
+		return nil
+	}
+	b.add(row{"binary size", "≤ 12 MB", fmt.Sprintf("%.1f MB", float64(st.Size())/1e6), "`go build ./cmd/fullsend`"})
+	return nil
+}
+
+func (b *bench) print() {
+	if b.markdown {
+		fmt.Println("| what (whole processes) | target | measured: median (min–max) | command |")
+		fmt.Println("|---|---|---|---|")
+		for _, r := range b.rows {
+			fmt.Printf("| %s | %s | %s | %s |\n", r.what, r.target, r.measured, r.command)
+		}
+		return
+	}
+	for _, r := range b.rows {
 		fmt.Printf("%s\n  target:   %s\n  measured: %s\n  command:  %s\n", r.what, r.target, r.measured, r.command)
 	}
-	return nil
 }
 
 func goBuild(dir, out string, pkg string) error {

@@ -1,8 +1,11 @@
+//go:build linux
+
 package main
 
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -52,5 +55,32 @@ func TestPairAlternates(t *testing.T) {
 	bad := job{cmds: []*cmdSpec{{args: []string{"sh", "-c", "exit 3"}}}}
 	if _, _, err := pair(1, bad, nil); err == nil {
 		t.Fatal("a failing command was measured")
+	}
+}
+
+func TestAgentTime(t *testing.T) {
+	d, err := agentTime([]byte(`{"status":"succeeded","phases":[{"name":"provision","duration_ms":20},{"name":"agent[1]","duration_ms":30.5},{"name":"agent[2]","duration_ms":9.5}]}`))
+	if err != nil || d != 40*time.Millisecond {
+		t.Fatalf("agentTime = %v, %v; want 40ms", d, err)
+	}
+	for _, bad := range []string{
+		`{"status":"failed","error":"boom","phases":[{"name":"agent[1]","duration_ms":1}]}`,
+		`{"status":"succeeded","phases":[{"name":"provision","duration_ms":1}]}`,
+		`not json`,
+	} {
+		if _, err := agentTime([]byte(bad)); err == nil {
+			t.Errorf("agentTime(%s): no error", bad)
+		}
+	}
+}
+
+func TestHostVarSources(t *testing.T) {
+	h := "host_files:\n  - src: env/a.env\n  - src: ${CREDS}\n    dest: x\n  - src: \"${TOKEN_FILE}\"\n  - src: ${A}/b\n"
+	var got []string
+	for _, m := range hostVarRe.FindAllStringSubmatch(h, -1) {
+		got = append(got, m[1])
+	}
+	if strings.Join(got, ",") != "CREDS,TOKEN_FILE" {
+		t.Fatalf("host file variables = %v", got)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
@@ -17,6 +16,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge"
+	"github.com/fullsend-ai/fullsend/internal/openflag"
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -457,7 +457,7 @@ func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
 // but a regular file, and reads at most the fetch size limit (the caller
 // re-hashes what it got, so a change after Get is caught as well).
 func (r *resolver) readEntry(e cas.Entry) ([]byte, error) {
-	f, err := os.OpenFile(e.ContentPath, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(e.ContentPath, os.O_RDONLY|openflag.NoFollow|openflag.NonBlock, 0)
 	if err != nil {
 		return nil, fmt.Errorf("cache entry %s: %w", e.Digest, err)
 	}

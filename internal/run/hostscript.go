@@ -10,6 +10,8 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/openflag"
 )
 
 // ScriptError is a host script (pre_script, post_script,
@@ -43,7 +45,7 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 // variable, must not reach them). The agent's output reaches the script only
 // as data: a path in FULLSEND_OUTPUT_DIR / FULLSEND_RESULT_FILE.
 func runHostScript(ctx context.Context, field, script, logFile string, env map[string]string, timeout time.Duration) error {
-	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|openflag.NoFollow, 0o600)
 	if err != nil {
 		return err
 	}

@@ -234,7 +234,7 @@ func (s *Session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 	if r.Cwd != "" {
 		cmd.Dir = s.mapString(r.Cwd)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if r.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(r.Stdin)
 	}
@@ -265,7 +265,7 @@ func (s *Session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 	select {
 	case werr = <-done:
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		werr = <-done
 		timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
 		if !timedOut {

@@ -10,7 +10,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/fullsend-ai/fullsend/internal/openflag"
 )
 
 // MaxBytes bounds the content extracted from one stream (8 GiB).
@@ -67,7 +68,7 @@ func Write(w io.Writer, src string) error {
 }
 
 func addFile(tw *tar.Writer, p, name string, info fs.FileInfo) error {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|openflag.NoFollow, 0)
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func ExtractLimit(r io.Reader, dest string, uid, gid int, max int64) error {
 				}
 				os.Remove(target)
 			}
-			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode|0o600)
+			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|openflag.NoFollow, mode|0o600)
 			if err != nil {
 				return err
 			}

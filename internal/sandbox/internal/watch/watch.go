@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -61,7 +60,7 @@ func Usage(dirs []string) int64 {
 		if err != nil {
 			continue
 		}
-		dev := st.Sys().(*syscall.Stat_t).Dev
+		dev, _ := usage(st)
 		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
@@ -70,14 +69,14 @@ func Usage(dirs []string) int64 {
 			if err != nil {
 				return nil
 			}
-			sys := info.Sys().(*syscall.Stat_t)
-			if sys.Dev != dev {
+			fdev, n := usage(info)
+			if fdev != dev {
 				if e.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
-			total += sys.Blocks * 512
+			total += n
 			return nil
 		})
 	}
