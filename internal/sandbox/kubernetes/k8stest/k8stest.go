@@ -107,6 +107,9 @@ func status(w http.ResponseWriter, code int, reason metav1.StatusReason, msg str
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.discovery(w, r) {
+		return
+	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	// api/v1/namespaces/NS/pods[/NAME[/exec]]
 	// apis/networking.k8s.io/v1/namespaces/NS/networkpolicies[/NAME]
@@ -245,6 +248,15 @@ func (s *Server) np(w http.ResponseWriter, r *http.Request, ns, name string) {
 		}
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, &list)
+	case r.Method == http.MethodGet:
+		s.mu.Lock()
+		p, ok := s.nps[key]
+		s.mu.Unlock()
+		if !ok {
+			status(w, http.StatusNotFound, metav1.StatusReasonNotFound, `networkpolicies.networking.k8s.io "`+name+`" not found`)
+			return
+		}
+		writeJSON(w, http.StatusOK, p)
 	case r.Method == http.MethodDelete && name != "":
 		s.mu.Lock()
 		p, ok := s.nps[key]
