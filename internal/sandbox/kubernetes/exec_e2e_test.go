@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes/k8stest"
@@ -21,7 +19,7 @@ import (
 const e2eImage = "example.com/sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // fakeCluster starts the fake API server backed by the local sandbox and a
-// kubernetes backend talking to it with client-go (REST and WebSocket exec).
+// kubernetes backend talking to it (REST and WebSocket exec).
 func fakeCluster(t *testing.T, o sandbox.Options) (*kubernetes.Backend, *k8stest.Server) {
 	t.Helper()
 	inner, err := local.New(sandbox.Options{TempDir: t.TempDir()})
@@ -30,7 +28,7 @@ func fakeCluster(t *testing.T, o sandbox.Options) (*kubernetes.Backend, *k8stest
 	}
 	srv := k8stest.New(inner)
 	t.Cleanup(srv.Close)
-	rc := &rest.Config{Host: srv.URL}
+	rc := &kubernetes.Cluster{Server: srv.URL}
 	cs, err := kubernetes.NewClient(rc)
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestDryRunKubectl(t *testing.T) {
 	if err != nil {
 		t.Skip("KUBECTL SKIPPED: no kubectl on PATH (.ci/run installs Debian's kubernetes-client)")
 	}
-	srv := k8stest.New(nil)
+	srv := k8stest.NewTLS(nil)
 	defer srv.Close()
 	kc, err := srv.Kubeconfig(t.TempDir())
 	if err != nil {
