@@ -186,3 +186,48 @@ func TestTimeoutKillsCommand(t *testing.T) {
 		t.Fatalf("no kill of %s after the timeout: %q", pidFile, kill)
 	}
 }
+
+// TestKubeconfigTLSEndToEnd: kubernetes.New reads the kubeconfig ($KUBECONFIG)
+// and reaches an HTTPS API server with its CA and bearer token, for the
+// REST calls and for exec over wss://; a wrong token is refused.
+func TestKubeconfigTLSEndToEnd(t *testing.T) {
+	inner, err := local.New(sandbox.Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Skipf("local sandbox unavailable: %v", err)
+	}
+	srv := k8stest.NewTLS(inner)
+	defer srv.Close()
+	kc, err := srv.Kubeconfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kc)
+	b, err := kubernetes.New(sandbox.Options{Namespace: "runs", Image: e2eImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := b.Provision(ctx, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"cat"}, Stdin: []byte("over wss")})
+	if err != nil || string(r.Stdout) != "over wss" {
+		t.Fatalf("exec over wss: %q %v", r.Stdout, err)
+	}
+	if err := s.Terminate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(kc, []byte(strings.Replace(string(body), srv.Token(), "wrong", 1)), 0o600)
+	b, err = kubernetes.New(sandbox.Options{Namespace: "runs", Image: e2eImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Provision(ctx, sandbox.Spec{}); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Fatalf("wrong token: %v", err)
+	}
+}

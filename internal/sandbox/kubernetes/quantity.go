@@ -3,20 +3,22 @@ package kubernetes
 import "strconv"
 
 // bytesQuantity writes n bytes as the API server writes a binary-SI
-// quantity: the largest power-of-1024 suffix (Ki … Ei) that divides it,
-// else a decimal one (k … E, powers of 1000; "1500" when none divides).
+// quantity: under 1024 in decimal-SI form ("1k", "999"); else with the
+// largest power-of-1024 suffix (Ki … Ei) that divides it, or as a plain
+// number when none does.
 func bytesQuantity(n int64) string {
-	if n <= -1024 || n >= 1024 {
-		for _, s := range []struct {
-			shift uint
-			name  string
-		}{{60, "Ei"}, {50, "Pi"}, {40, "Ti"}, {30, "Gi"}, {20, "Mi"}, {10, "Ki"}} {
-			if n%(1<<s.shift) == 0 {
-				return strconv.FormatInt(n>>s.shift, 10) + s.name
-			}
+	if n > -1024 && n < 1024 {
+		return decimalQuantity(n, 0)
+	}
+	for _, s := range []struct {
+		shift uint
+		name  string
+	}{{60, "Ei"}, {50, "Pi"}, {40, "Ti"}, {30, "Gi"}, {20, "Mi"}, {10, "Ki"}} {
+		if n%(1<<s.shift) == 0 {
+			return strconv.FormatInt(n>>s.shift, 10) + s.name
 		}
 	}
-	return decimalQuantity(n, 0)
+	return strconv.FormatInt(n, 10)
 }
 
 // milliQuantity writes m thousandths (cpu) as a decimal-SI quantity:
