@@ -8,13 +8,9 @@ import (
 	"io"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
-	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
@@ -23,49 +19,27 @@ import (
 
 // Executor runs cmd in the sandbox container of Pod ns/pod through the
 // pods/exec subresource. A command that ran and exited non-zero returns
-// an error with an ExitStatus() method (client-go's utilexec.ExitError).
+// an *ExitError.
 type Executor func(ctx context.Context, ns, pod string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) error
 
-// NewExecutor returns the Executor of a cluster: WebSocket
-// (v5.channel.k8s.io), falling back to SPDY when the API server or a
-// proxy on the way does not upgrade to WebSocket.
-func NewExecutor(rc *rest.Config) Executor {
-	return func(ctx context.Context, ns, pod string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) error {
-		u, err := ExecURL(rc.Host, rc.APIPath, ns, pod, cmd, stdin != nil)
-		if err != nil {
-			return err
-		}
-		ws, err := remotecommand.NewWebSocketExecutor(rc, "GET", u.String())
-		if err != nil {
-			return err
-		}
-		spdy, err := remotecommand.NewSPDYExecutor(rc, "POST", u)
-		if err != nil {
-			return err
-		}
-		ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-			return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-		})
-		if err != nil {
-			return err
-		}
-		return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
-	}
+// ExitError is a command's non-zero exit status, as the API server
+// reports it on the exec stream's error channel.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string {
+	return "command terminated with non-zero exit code: exit status " + strconv.Itoa(e.Code)
 }
 
+// ExitStatus is the command's exit code.
+func (e *ExitError) ExitStatus() int { return e.Code }
+
 // ExecURL is the pods/exec URL for cmd in the sandbox container.
-func ExecURL(host, apiPath, ns, pod string, cmd []string, stdin bool) (*url.URL, error) {
-	if !strings.Contains(host, "://") {
-		host = "https://" + host
-	}
-	u, err := url.Parse(host)
+func ExecURL(server, ns, pod string, cmd []string, stdin bool) (*url.URL, error) {
+	u, err := serverURL(server)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes API server %q: %w", host, err)
+		return nil, err
 	}
-	if apiPath == "" {
-		apiPath = "/api"
-	}
-	u.Path = path.Join(u.Path, apiPath, "v1", "namespaces", ns, "pods", pod, "exec")
+	u.Path += nsPath("", ns, "pods", pod) + "/exec"
 	q := url.Values{"container": {ContainerName}, "stdout": {"true"}, "stderr": {"true"}}
 	if stdin {
 		q.Set("stdin", "true")
@@ -130,9 +104,9 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 	if err == nil {
 		return 0, false, nil
 	}
-	var ee utilexec.ExitError
-	if errors.As(err, &ee) && ee.Exited() {
-		return ee.ExitStatus(), false, nil
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code, false, nil
 	}
 	if ectx.Err() != nil {
 		// The stream ended, the process may not have: kill it.

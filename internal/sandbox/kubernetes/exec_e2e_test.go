@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes/k8stest"
@@ -21,7 +19,7 @@ import (
 const e2eImage = "example.com/sandbox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // fakeCluster starts the fake API server backed by the local sandbox and a
-// kubernetes backend talking to it with client-go (REST and WebSocket exec).
+// kubernetes backend talking to it (REST and WebSocket exec).
 func fakeCluster(t *testing.T, o sandbox.Options) (*kubernetes.Backend, *k8stest.Server) {
 	t.Helper()
 	inner, err := local.New(sandbox.Options{TempDir: t.TempDir()})
@@ -30,7 +28,7 @@ func fakeCluster(t *testing.T, o sandbox.Options) (*kubernetes.Backend, *k8stest
 	}
 	srv := k8stest.New(inner)
 	t.Cleanup(srv.Close)
-	rc := &rest.Config{Host: srv.URL}
+	rc := &kubernetes.Cluster{Server: srv.URL}
 	cs, err := kubernetes.NewClient(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -186,5 +184,50 @@ func TestTimeoutKillsCommand(t *testing.T) {
 	}
 	if len(kill) != 5 || kill[0] != "/bin/sh" || !strings.Contains(kill[2], "kill -KILL") || kill[4] != pidFile {
 		t.Fatalf("no kill of %s after the timeout: %q", pidFile, kill)
+	}
+}
+
+// TestKubeconfigTLSEndToEnd: kubernetes.New reads the kubeconfig ($KUBECONFIG)
+// and reaches an HTTPS API server with its CA and bearer token, for the
+// REST calls and for exec over wss://; a wrong token is refused.
+func TestKubeconfigTLSEndToEnd(t *testing.T) {
+	inner, err := local.New(sandbox.Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Skipf("local sandbox unavailable: %v", err)
+	}
+	srv := k8stest.NewTLS(inner)
+	defer srv.Close()
+	kc, err := srv.Kubeconfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kc)
+	b, err := kubernetes.New(sandbox.Options{Namespace: "runs", Image: e2eImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := b.Provision(ctx, sandbox.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"cat"}, Stdin: []byte("over wss")})
+	if err != nil || string(r.Stdout) != "over wss" {
+		t.Fatalf("exec over wss: %q %v", r.Stdout, err)
+	}
+	if err := s.Terminate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(kc, []byte(strings.Replace(string(body), srv.Token(), "wrong", 1)), 0o600)
+	b, err = kubernetes.New(sandbox.Options{Namespace: "runs", Image: e2eImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Provision(ctx, sandbox.Spec{}); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Fatalf("wrong token: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,8 +152,16 @@ func TestHardening(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if objs.NetworkPolicy.Spec.Egress == nil || len(objs.NetworkPolicy.Spec.Egress) != 0 || env(objs.Pod, "HTTPS_PROXY") != "" {
-		fail("no-network run: egress %v, proxy %q", objs.NetworkPolicy.Spec.Egress, env(objs.Pod, "HTTPS_PROXY"))
+	knp, err := toK8s[networkingv1.NetworkPolicy](objs.NetworkPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kpod, err := toK8s[corev1.Pod](objs.Pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(knp.Spec.Egress) != 0 || !slices.Contains(knp.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) || env(kpod, "HTTPS_PROXY") != "" {
+		fail("no-network run: policy types %v, egress %v, proxy %q", knp.Spec.PolicyTypes, knp.Spec.Egress, env(kpod, "HTTPS_PROXY"))
 	}
 }
 

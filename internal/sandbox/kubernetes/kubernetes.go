@@ -6,18 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sync"
 	"time"
-
-	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 
 	"github.com/fullsend-ai/fullsend/internal/gateway"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
@@ -31,8 +22,6 @@ func init() {
 }
 
 var digestRef = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
-
-var quietKlog sync.Once
 
 // ReadyTimeout bounds how long Provision waits for the Pod to run.
 const ReadyTimeout = 5 * time.Minute
@@ -50,38 +39,19 @@ type Backend struct {
 // New connects to the cluster of the current kubeconfig ($KUBECONFIG or
 // ~/.kube/config), else the in-cluster service account.
 func New(o sandbox.Options) (*Backend, error) {
-	// client-go reports stream hiccups (a timed-out exec's closed
-	// connection) through klog on stderr; the CLI promises one error line,
-	// and every failure that matters comes back as an error here.
-	quietKlog.Do(func() { klog.SetLogger(logr.Discard()) })
-	rc, err := restConfig()
+	c, err := LoadCluster()
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes sandbox: %w: %v", sandbox.ErrUnavailable, err)
 	}
-	cs, err := NewClient(rc)
+	cs, err := NewClient(c)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes sandbox: %w: %v", sandbox.ErrUnavailable, err)
 	}
-	return NewWithClient(o, cs, NewExecutor(rc))
-}
-
-func restConfig() (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	kc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	rc, err := kc.ClientConfig()
-	if err == nil {
-		return rc, nil
-	}
-	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
-		if ic, ierr := rest.InClusterConfig(); ierr == nil {
-			return ic, nil
-		}
-	}
-	return nil, fmt.Errorf("no kubeconfig ($KUBECONFIG, ~/.kube/config) and not in a cluster: %v", err)
+	return NewWithClient(o, cs, NewExecutor(c))
 }
 
 // NewWithClient builds the backend on a given clientset and executor
-// (tests use client-go's fake clientset).
+// (tests adapt client-go's fake clientset).
 func NewWithClient(o sandbox.Options, cs Client, ex Executor) (*Backend, error) {
 	c := Config{Namespace: o.Namespace, RuntimeClass: o.RuntimeClass, Image: o.Image, EgressGateway: o.EgressGateway}
 	if c.Namespace == "" {
@@ -213,9 +183,9 @@ func (b *Backend) waitRunning(ctx context.Context, name string) error {
 			return fmt.Errorf("Pod %s/%s: %w", b.cfg.Namespace, name, err)
 		}
 		switch p.Status.Phase {
-		case corev1.PodFailed, corev1.PodSucceeded:
+		case PodFailed, PodSucceeded:
 			return fmt.Errorf("Pod %s/%s: %s before it ran: %s %s", b.cfg.Namespace, name, p.Status.Phase, p.Status.Reason, p.Status.Message)
-		case corev1.PodRunning:
+		case PodRunning:
 			for _, cs := range p.Status.ContainerStatuses {
 				if cs.Name == ContainerName && cs.Ready {
 					return nil
@@ -241,7 +211,7 @@ func (b *Backend) waitRunning(ctx context.Context, name string) error {
 func (b *Backend) Cleanup(ctx context.Context) error {
 	sel := LabelManagedBy + "=" + ManagedBy + "," + LabelRun
 	now := b.now()
-	expired := func(m metav1.ObjectMeta) bool {
+	expired := func(m ObjectMeta) bool {
 		d, err := time.Parse(time.RFC3339, m.Annotations[AnnotationDeadline])
 		return err == nil && now.After(d)
 	}
@@ -253,7 +223,7 @@ func (b *Backend) Cleanup(ctx context.Context) error {
 	var errs []error
 	for _, p := range pods {
 		if expired(p.ObjectMeta) {
-			if err := b.client.DeletePod(ctx, ns, p.Name); err != nil && !apierrors.IsNotFound(err) {
+			if err := b.client.DeletePod(ctx, ns, p.Name); err != nil && !IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("kubernetes sandbox: delete leftover Pod %s/%s: %w", ns, p.Name, err))
 			}
 		}
@@ -264,7 +234,7 @@ func (b *Backend) Cleanup(ctx context.Context) error {
 	}
 	for _, p := range nps {
 		if expired(p.ObjectMeta) {
-			if err := b.client.DeleteNetworkPolicy(ctx, ns, p.Name); err != nil && !apierrors.IsNotFound(err) {
+			if err := b.client.DeleteNetworkPolicy(ctx, ns, p.Name); err != nil && !IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("kubernetes sandbox: delete leftover NetworkPolicy %s/%s: %w", ns, p.Name, err))
 			}
 		}
@@ -298,10 +268,10 @@ func (s *session) Terminate(ctx context.Context) error {
 		defer cancel()
 		ns := s.b.cfg.Namespace
 		var errs []error
-		if err := s.b.client.DeletePod(ctx, ns, s.name); err != nil && !apierrors.IsNotFound(err) {
+		if err := s.b.client.DeletePod(ctx, ns, s.name); err != nil && !IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("kubernetes sandbox %s: delete Pod %s/%s: %w", s.id, ns, s.name, err))
 		}
-		if err := s.b.client.DeleteNetworkPolicy(ctx, ns, s.name); err != nil && !apierrors.IsNotFound(err) {
+		if err := s.b.client.DeleteNetworkPolicy(ctx, ns, s.name); err != nil && !IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("kubernetes sandbox %s: delete NetworkPolicy %s/%s: %w", s.id, ns, s.name, err))
 		}
 		s.termErr = errors.Join(errs...)

@@ -2,7 +2,9 @@ package kubernetes
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"sort"
@@ -10,12 +12,7 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
@@ -57,8 +54,8 @@ type Config struct {
 
 // Objects are what one run creates.
 type Objects struct {
-	Pod           *corev1.Pod
-	NetworkPolicy *networkingv1.NetworkPolicy
+	Pod           *Pod
+	NetworkPolicy *NetworkPolicy
 	Deadline      time.Time
 }
 
@@ -127,13 +124,13 @@ func Render(c Config, s sandbox.Spec, id string, now time.Time, proxyURL string)
 		sort.Strings(kv)
 		ann[AnnotationLabels] = strings.Join(kv, ",")
 	}
-	meta := metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels, Annotations: ann}
+	meta := ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels, Annotations: ann}
 
 	env := map[string]string{}
 	for k, v := range s.Env {
 		env[k] = v
 	}
-	var egress []networkingv1.NetworkPolicyEgressRule
+	var egress []EgressRule
 	if !s.Network.None() {
 		if c.EgressGateway == "" {
 			return nil, fmt.Errorf("kubernetes sandbox: the spec allows egress but no gateway is configured (config.yaml sandbox.kubernetes.egress_gateway)")
@@ -146,155 +143,134 @@ func Render(c Config, s sandbox.Spec, id string, now time.Time, proxyURL string)
 			env[k] = proxyURL
 		}
 		env["NO_PROXY"], env["no_proxy"] = "", ""
-		udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
-		dns, gwPort := intstr.FromInt32(53), intstr.FromInt32(int32(port))
-		egress = []networkingv1.NetworkPolicyEgressRule{
+		egress = []EgressRule{
 			{
-				To: []networkingv1.NetworkPolicyPeer{{
-					NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
-					PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}},
+				To: []PolicyPeer{{
+					NamespaceSelector: &LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
+					PodSelector:       &LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}},
 				}},
-				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
+				Ports: []PolicyPort{{Protocol: "UDP", Port: 53}, {Protocol: "TCP", Port: 53}},
 			},
 			{
-				To: []networkingv1.NetworkPolicyPeer{{
-					NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": gwNS}},
-					PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{GatewayLabel: GatewayName}},
+				To: []PolicyPeer{{
+					NamespaceSelector: &LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": gwNS}},
+					PodSelector:       &LabelSelector{MatchLabels: map[string]string{GatewayLabel: GatewayName}},
 				}},
-				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &gwPort}},
+				Ports: []PolicyPort{{Protocol: "TCP", Port: int32(port)}},
 			},
 		}
 	}
-	var envVars []corev1.EnvVar
+	var envVars []EnvVar
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		envVars = append(envVars, corev1.EnvVar{Name: k, Value: env[k]})
+		envVars = append(envVars, EnvVar{Name: k, Value: env[k]})
 	}
+	pod := renderPod(c, img, meta, envVars, l, life)
+	np := &NetworkPolicy{
+		APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy",
+		ObjectMeta: meta,
+		Spec: NetworkPolicySpec{
+			PodSelector: LabelSelector{MatchLabels: map[string]string{LabelRun: id}},
+			PolicyTypes: []string{"Ingress", "Egress"},
+			Egress:      egress,
+		},
+	}
+	return &Objects{Pod: pod, NetworkPolicy: np, Deadline: deadline}, nil
+}
 
+func renderPod(c Config, img string, meta ObjectMeta, env []EnvVar, l sandbox.Limits, life time.Duration) *Pod {
 	t, f := true, false
 	uid := int64(UID)
 	secs := int64(life / time.Second)
 	grace := int64(5)
-	seccomp := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-	res := corev1.ResourceList{
-		corev1.ResourceMemory:           *resource.NewQuantity(l.MemoryBytes, resource.BinarySI),
-		corev1.ResourceCPU:              *resource.NewMilliQuantity(int64(l.CPUs*1000), resource.DecimalSI),
-		corev1.ResourceEphemeralStorage: *resource.NewQuantity(l.WorkspaceBytes, resource.BinarySI),
+	seccomp := &SeccompProfile{Type: "RuntimeDefault"}
+	res := map[string]string{
+		"memory":            bytesQuantity(l.MemoryBytes),
+		"cpu":               milliQuantity(int64(l.CPUs * 1000)),
+		"ephemeral-storage": bytesQuantity(l.WorkspaceBytes),
 	}
 	var rc *string
 	if c.RuntimeClass != "" {
 		r := c.RuntimeClass
 		rc = &r
 	}
-	pod := &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+	// The metadata maps are shared with the NetworkPolicy: copy them.
+	meta.Labels, meta.Annotations = maps.Clone(meta.Labels), maps.Clone(meta.Annotations)
+	return &Pod{
+		APIVersion: "v1", Kind: "Pod",
 		ObjectMeta: meta,
-		Spec: corev1.PodSpec{
-			RestartPolicy:                 corev1.RestartPolicyNever,
+		Spec: PodSpec{
+			RestartPolicy:                 "Never",
 			RuntimeClassName:              rc,
 			AutomountServiceAccountToken:  &f,
 			EnableServiceLinks:            &f,
-			HostNetwork:                   false,
-			HostPID:                       false,
-			HostIPC:                       false,
 			ActiveDeadlineSeconds:         &secs,
 			TerminationGracePeriodSeconds: &grace,
-			SecurityContext: &corev1.PodSecurityContext{
+			SecurityContext: &PodSecurityContext{
 				RunAsNonRoot:   &t,
 				RunAsUser:      &uid,
 				RunAsGroup:     &uid,
 				FSGroup:        &uid,
 				SeccompProfile: seccomp,
 			},
-			Containers: []corev1.Container{{
+			Containers: []Container{{
 				Name:            ContainerName,
 				Image:           img,
-				ImagePullPolicy: corev1.PullIfNotPresent,
+				ImagePullPolicy: "IfNotPresent",
 				// PID 1 sleeps until the Pod is deleted; commands come by exec.
 				Command:    []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"},
 				WorkingDir: sandbox.Root,
-				Env:        envVars,
-				SecurityContext: &corev1.SecurityContext{
+				Env:        env,
+				SecurityContext: &SecurityContext{
 					Privileged:               &f,
 					AllowPrivilegeEscalation: &f,
 					ReadOnlyRootFilesystem:   &t,
 					RunAsNonRoot:             &t,
 					RunAsUser:                &uid,
 					RunAsGroup:               &uid,
-					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					Capabilities:             &Capabilities{Drop: []string{"ALL"}},
 					SeccompProfile:           seccomp,
 				},
-				Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
-				VolumeMounts: []corev1.VolumeMount{
+				Resources: ResourceRequirements{Requests: res, Limits: maps.Clone(res)},
+				VolumeMounts: []VolumeMount{
 					{Name: "sandbox", MountPath: sandbox.Root},
 					{Name: "tmp", MountPath: "/tmp"},
 				},
 			}},
-			Volumes: []corev1.Volume{
-				{Name: "sandbox", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-					SizeLimit: resource.NewQuantity(l.WorkspaceBytes, resource.BinarySI)}}},
-				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-					Medium: corev1.StorageMediumMemory, SizeLimit: resource.NewQuantity(l.TmpBytes, resource.BinarySI)}}},
+			Volumes: []Volume{
+				{Name: "sandbox", EmptyDir: &EmptyDir{SizeLimit: bytesQuantity(l.WorkspaceBytes)}},
+				{Name: "tmp", EmptyDir: &EmptyDir{Medium: "Memory", SizeLimit: bytesQuantity(l.TmpBytes)}},
 			},
 		},
 	}
-	np := &networkingv1.NetworkPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
-		ObjectMeta: *meta.DeepCopy(),
-		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelRun: id}},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-			Ingress:     []networkingv1.NetworkPolicyIngressRule{},
-			Egress:      egress,
-		},
-	}
-	if np.Spec.Egress == nil {
-		np.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{}
-	}
-	return &Objects{Pod: pod, NetworkPolicy: np, Deadline: deadline}, nil
 }
 
 // YAML renders the objects as a two-document YAML stream (NetworkPolicy
-// first: applied in order, the Pod never runs unconfined).
+// first: applied in order, the Pod never runs unconfined), keys sorted as
+// kubectl and sigs.k8s.io/yaml write them.
 func (o *Objects) YAML() ([]byte, error) {
 	var b bytes.Buffer
 	for i, obj := range []any{o.NetworkPolicy, o.Pod} {
-		y, err := yaml.Marshal(obj)
+		j, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		var tree any // JSON is YAML: maps come back sorted on output
+		if err := yaml.Load(j, &tree); err != nil {
+			return nil, err
+		}
+		y, err := yaml.Dump(tree, yaml.WithV2Defaults(), yaml.WithCompactSeqIndent(true))
 		if err != nil {
 			return nil, err
 		}
 		if i > 0 {
 			b.WriteString("---\n")
 		}
-		b.Write(stripStatus(y))
+		b.Write(y)
 	}
 	return b.Bytes(), nil
-}
-
-// stripStatus drops the empty status and creationTimestamp fields the API
-// types always marshal, so the output is what one would commit.
-func stripStatus(y []byte) []byte {
-	var out []string
-	skip := false
-	for _, l := range strings.SplitAfter(string(y), "\n") {
-		if skip {
-			if strings.HasPrefix(l, " ") {
-				continue
-			}
-			skip = false
-		}
-		switch strings.TrimRight(l, "\n") {
-		case "status: {}", "  creationTimestamp: null":
-			continue
-		case "status:":
-			skip = true
-			continue
-		}
-		out = append(out, l)
-	}
-	return []byte(strings.Join(out, ""))
 }

@@ -6,6 +6,8 @@
 // another sandbox backend (the local one in fullsend's tests), so a command
 // exec'd in the fake Pod really runs, with its stdin, stdout, stderr and
 // exit status carried over the exec protocol. It listens on loopback only.
+// Over HTTPS (NewTLS), once Kubeconfig has written a kubeconfig, every
+// request must carry its bearer token.
 package k8stest
 
 import (
@@ -21,6 +23,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/pem"
 
 	"github.com/gorilla/websocket"
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +49,7 @@ type Server struct {
 	nps      map[string]*networkingv1.NetworkPolicy
 	sessions map[string]sandbox.Session
 	execs    [][]string
+	token    string
 }
 
 // ExecLog returns the command of every exec so far, in order.
@@ -51,11 +59,30 @@ func (s *Server) ExecLog() [][]string {
 	return append([][]string(nil), s.execs...)
 }
 
-// New starts a server whose Pods run as sessions of inner.
+// New starts a server (plain HTTP) whose Pods run as sessions of inner.
 func New(inner sandbox.Backend) *Server {
-	s := &Server{inner: inner, pods: map[string]*corev1.Pod{}, nps: map[string]*networkingv1.NetworkPolicy{}, sessions: map[string]sandbox.Session{}}
+	s := newServer(inner)
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// NewTLS is New over HTTPS with a certificate of its own (Kubeconfig
+// writes it as the cluster's CA).
+func NewTLS(inner sandbox.Backend) *Server {
+	s := newServer(inner)
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+func newServer(inner sandbox.Backend) *Server {
+	return &Server{inner: inner, pods: map[string]*corev1.Pod{}, nps: map[string]*networkingv1.NetworkPolicy{}, sessions: map[string]sandbox.Session{}}
+}
+
+// Token is the bearer token requests must carry ("" until Kubeconfig).
+func (s *Server) Token() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token
 }
 
 // Close stops the server and terminates every Pod's session.
@@ -69,16 +96,28 @@ func (s *Server) Close() {
 	}
 }
 
-// Kubeconfig writes a kubeconfig for the server into dir and returns its path.
+// Kubeconfig writes a kubeconfig for the server into dir and returns its
+// path: a new bearer token, which the server requires from then on, and,
+// over HTTPS, the server's certificate as the CA.
 func (s *Server) Kubeconfig(dir string) (string, error) {
+	var b [16]byte
+	rand.Read(b[:])
+	s.mu.Lock()
+	s.token = hex.EncodeToString(b[:])
+	tok := s.token
+	s.mu.Unlock()
+	ca := ""
+	if c := s.Certificate(); c != nil {
+		ca = ", certificate-authority-data: " + base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw}))
+	}
 	p := filepath.Join(dir, "kubeconfig")
 	body := fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: fake, cluster: {server: %q}}]
-users: [{name: fake, user: {token: fake}}]
+clusters: [{name: fake, cluster: {server: %q%s}}]
+users: [{name: fake, user: {token: %q}}]
 contexts: [{name: fake, context: {cluster: fake, user: fake}}]
 current-context: fake
-`, s.URL)
+`, s.URL, ca, tok)
 	return p, os.WriteFile(p, []byte(body), 0o600)
 }
 
@@ -107,6 +146,15 @@ func status(w http.ResponseWriter, code int, reason metav1.StatusReason, msg str
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	// Over plain HTTP no client sends a token (kubectl and the backend
+	// keep credentials off the clear).
+	if tok := s.Token(); s.TLS != nil && tok != "" && r.Header.Get("Authorization") != "Bearer "+tok {
+		status(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
+		return
+	}
+	if s.discovery(w, r) {
+		return
+	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	// api/v1/namespaces/NS/pods[/NAME[/exec]]
 	// apis/networking.k8s.io/v1/namespaces/NS/networkpolicies[/NAME]
@@ -245,6 +293,15 @@ func (s *Server) np(w http.ResponseWriter, r *http.Request, ns, name string) {
 		}
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, &list)
+	case r.Method == http.MethodGet:
+		s.mu.Lock()
+		p, ok := s.nps[key]
+		s.mu.Unlock()
+		if !ok {
+			status(w, http.StatusNotFound, metav1.StatusReasonNotFound, `networkpolicies.networking.k8s.io "`+name+`" not found`)
+			return
+		}
+		writeJSON(w, http.StatusOK, p)
 	case r.Method == http.MethodDelete && name != "":
 		s.mu.Lock()
 		p, ok := s.nps[key]
