@@ -238,10 +238,10 @@ func (p *Proxy) check(ctx context.Context, host string, port int, allow []sandbo
 		}
 	}
 	for _, a := range addrs {
-		if netguard.IsMetadata(a.String()) {
+		switch class, why := netguard.CheckAddr(a, priv); class {
+		case netguard.Metadata:
 			return deny("resolves to cloud metadata address %s", a)
-		}
-		if in, why := netguard.IsInternal(a); in && !netguard.InPrefixes(a, priv) {
+		case netguard.Internal:
 			return deny("resolves to internal address %s (%s); %s", a, why, hintInternal(a, port))
 		}
 	}
