@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/ocicache/ocicachetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -58,7 +57,7 @@ forges:
 	if err := os.WriteFile(filepath.Join(dir, "harness", "h.yaml"), []byte(h), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testOnlyFetchOptions = func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }
+	testOnlyFetchOptions = srv.Reach
 	defer func() { testOnlyFetchOptions = nil }()
 	ws := t.TempDir()
 	cli := func(ws string, args ...string) (int, string, string) {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
@@ -209,7 +208,7 @@ forges:
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testOnlyFetchOptions = func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }
+	testOnlyFetchOptions = srv.Reach
 	defer func() { testOnlyFetchOptions = nil }()
 	ws := t.TempDir()
 	code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--offline", "--yes", u)

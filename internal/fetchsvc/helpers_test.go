@@ -17,68 +17,28 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
+	"github.com/fullsend-ai/fullsend/internal/resolve/resolvetest"
 	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
-	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
-// fakeScanner blocks content containing "EVIL" and counts scans.
-type fakeScanner struct{ n atomic.Int64 }
-
-func (f *fakeScanner) ScanFiles(_ context.Context, files map[string][]byte, m scan.Meta) (*scan.Result, error) {
-	f.n.Add(1)
-	res := &scan.Result{}
-	if m.Origin != scan.Remote {
-		res.Findings = append(res.Findings, scan.Finding{Scanner: "fake", Rule: "fake/origin", Severity: scan.Critical, Path: m.Path, Message: "runtime fetches must be scanned as remote"})
-		res.Blocked = true
-	}
-	for name, b := range files {
-		if bytes.Contains(b, []byte("EVIL")) {
-			res.Findings = append(res.Findings, scan.Finding{Scanner: "fake", Rule: "fake/evil", Severity: scan.Critical, Path: m.Path + "/" + name, Message: "evil content"})
-			res.Blocked = true
-		}
-	}
-	return res, nil
-}
-
 // repo is a forge repository of skills.
-type repo struct{ files map[string][]byte }
+type repo struct{ *resolvetest.Repo }
 
-func newRepo() *repo { return &repo{files: map[string][]byte{}} }
+func newRepo() *repo { return &repo{resolvetest.NewRepo()} }
 
 // skill adds dir with a SKILL.md (name, deps) and extra files; it returns
 // the tree hash.
 func (r *repo) skill(t testing.TB, dir, name string, deps []string, extra map[string]string) ref.Digest {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\nname: %s\ndescription: the %s skill\n", name, name)
-	if len(deps) > 0 {
-		b.WriteString("dependencies:\n")
-		for _, d := range deps {
-			fmt.Fprintf(&b, "  - %q\n", d)
-		}
-	}
-	fmt.Fprintf(&b, "---\n# %s\nDo the %s thing.\n", name, name)
-	tree := map[string][]byte{"SKILL.md": []byte(b.String())}
-	for k, v := range extra {
-		tree[k] = []byte(v)
-	}
-	for k, v := range tree {
-		r.files[dir+"/"+k] = v
-	}
-	d, err := cas.TreeHash(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return r.Skill(t, dir, name, deps, extra)
 }
 
-func pin(u string, d ref.Digest) string { return u + "#sha256=" + string(d) }
+var pin = resolvetest.Pin
 
 // syncBuf is a goroutine-safe log buffer.
 type syncBuf struct {
@@ -106,7 +66,7 @@ type world struct {
 	cfg       *config.Config
 	cacheDir  string
 	store     *cas.Store
-	scanner   *fakeScanner
+	scanner   *resolvetest.Scanner
 	auditPath string
 	sess      *runtimetest.Session
 	log       syncBuf
@@ -116,19 +76,14 @@ type world struct {
 
 func newWorld(t testing.TB, r *repo) *world {
 	t.Helper()
-	srv := forgetest.NewGitHub(t, forgetest.Repos{"o/r@main": r.files, "evil/r@main": r.files})
-	cfg := config.Default()
-	cfg.AllowedRemoteResources = []string{"https://" + srv.WebHost() + "/", "https://example.test/lib/"}
-	cfg.Forges = []config.Forge{srv.Forge()}
-	fo := srv.FetchOptions()
-	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
-	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	srv := forgetest.NewGitHub(t, forgetest.Repos{"o/r@main": r.Files, "evil/r@main": r.Files})
 	dir := t.TempDir()
 	store, err := cas.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{t: t, srv: srv, key: "o/r@main", cfg: cfg, cacheDir: dir, store: store, scanner: &fakeScanner{},
+	return &world{t: t, srv: srv, key: "o/r@main", cfg: srv.OrgConfig("https://"+srv.WebHost()+"/", "https://example.test/lib/"),
+		cacheDir: dir, store: store, scanner: &resolvetest.Scanner{RequireRemote: true},
 		auditPath: audit.Path(dir), sess: runtimetest.NewSession(t), traceID: "trace-" + strings.ReplaceAll(t.Name(), "/", "-")}
 }
 
@@ -146,10 +101,7 @@ func (w *world) options() fetchsvc.Options {
 		Log:     &w.log,
 		Network: func() (*resolve.Network, error) {
 			w.netCalls.Add(1)
-			return resolve.NewNetwork(w.cfg, w.srv.Getenv(""), func(o *fetch.Options) {
-				fo := w.srv.FetchOptions()
-				o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs
-			}), nil
+			return resolve.NewNetwork(w.cfg, w.srv.Getenv(""), w.srv.Reach), nil
 		},
 	}
 }

@@ -40,8 +40,8 @@ func TestAllowedPrefixFetch(t *testing.T) {
 	if got, ok := w.sandboxFile(a.ok.Path + "/scripts/run.sh"); !ok || got != "echo lint\n" {
 		t.Errorf("uploaded companion file: %q %v", got, ok)
 	}
-	if w.scanner.n.Load() != 1 {
-		t.Errorf("scanned %d times, want 1", w.scanner.n.Load())
+	if w.scanner.Calls() != 1 {
+		t.Errorf("scanned %d times, want 1", w.scanner.Calls())
 	}
 	e, err := w.store.Get(d)
 	if err != nil || e.Meta.Type != cas.TypeDirectory || e.Meta.URL != w.tree("skills/lint") {
@@ -259,7 +259,7 @@ func TestDirectoryStructurePreserved(t *testing.T) {
 	s := w.start(w.options())
 	a := fetchURL(t, s, pin(w.tree("skills/rust"), d))
 	a.want(t, http.StatusOK, "")
-	extra["SKILL.md"] = string(r.files["skills/rust/SKILL.md"])
+	extra["SKILL.md"] = string(r.Files["skills/rust/SKILL.md"])
 	for p, want := range extra {
 		if got, ok := w.sandboxFile(a.ok.Path + "/" + p); !ok || got != want {
 			t.Errorf("%s: %q %v, want %q", p, got, ok, want)
@@ -328,8 +328,8 @@ func TestUnauthorizedHasNoSideEffects(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 		t.Errorf("GET /nope without token: %d", resp.StatusCode)
 	}
-	if s.Service().Used() != 0 || w.srv.RequestCount() != 0 || w.netCalls.Load() != 0 || w.scanner.n.Load() != 0 {
-		t.Errorf("side effects: used %d, %d forge requests, network %d, scans %d", s.Service().Used(), w.srv.RequestCount(), w.netCalls.Load(), w.scanner.n.Load())
+	if s.Service().Used() != 0 || w.srv.RequestCount() != 0 || w.netCalls.Load() != 0 || w.scanner.Calls() != 0 {
+		t.Errorf("side effects: used %d, %d forge requests, network %d, scans %d", s.Service().Used(), w.srv.RequestCount(), w.netCalls.Load(), w.scanner.Calls())
 	}
 	if exists(w.auditPath) {
 		t.Error("audit log written for unauthenticated requests")
@@ -391,7 +391,7 @@ func TestIntegrityAndScan(t *testing.T) {
 	if !strings.Contains(a.err.Error.Message, string(d)) {
 		t.Errorf("message %q does not name the computed hash", a.err.Error.Message)
 	}
-	if w.scanner.n.Load() != 0 {
+	if w.scanner.Calls() != 0 {
 		t.Error("content failing its pin was scanned: verify first, then scan")
 	}
 	a = fetchURL(t, s, pin(w.tree("skills/evil"), ev))

@@ -21,8 +21,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/cli"
-	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/harness"
@@ -101,12 +99,7 @@ func newFixture(t *testing.T) *fixture {
 	f.evilURL = srv.TreeURL("attacker/evil@abc123", "skills/python-linting") + "#sha256=" + string(d)
 
 	// Org config and harness as a user would write them.
-	cfg := config.Default()
-	cfg.AllowedRemoteResources = []string{"https://" + srv.WebHost() + "/"}
-	cfg.Forges = []config.Forge{srv.Forge()}
-	fo := srv.FetchOptions()
-	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
-	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	cfg := srv.OrgConfig("https://" + srv.WebHost() + "/")
 	h, err := harness.Parse("h.yaml", []byte(fmt.Sprintf(`agent: agents/demo.md
 allowed_remote_resources:
   - https://%s/fullsend-ai/library/
@@ -125,7 +118,7 @@ allow_runtime_fetch: true
 	f.svc, err = fetchsvc.StartIfAllowed(ctx, h, fetchsvc.Options{
 		Config: cfg, Store: f.store, Scanner: pl, Audit: audit.Open(audit.Path(f.cacheDir)), TraceID: "trace-e2e", Log: f.log,
 		Network: func() (*resolve.Network, error) {
-			return resolve.NewNetwork(cfg, srv.Getenv(""), func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }), nil
+			return resolve.NewNetwork(cfg, srv.Getenv(""), srv.Reach), nil
 		},
 	})
 	if err != nil || f.svc == nil {
