@@ -1,7 +1,6 @@
 package fetchsvc_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/resolve/resolvetest"
 	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 // repo is a forge repository of skills.
@@ -40,24 +39,6 @@ func (r *repo) skill(t testing.TB, dir, name string, deps []string, extra map[st
 
 var pin = resolvetest.Pin
 
-// syncBuf is a goroutine-safe log buffer.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // world is a fake forge, a cache, an audit log and a fake sandbox.
 type world struct {
 	t         testing.TB
@@ -69,7 +50,7 @@ type world struct {
 	scanner   *resolvetest.Scanner
 	auditPath string
 	sess      *runtimetest.Session
-	log       syncBuf
+	log       syncbuf.Buffer
 	netCalls  atomic.Int64
 	traceID   string
 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -13,9 +12,10 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 type fakeResolver map[string][]netip.Addr
@@ -27,19 +27,11 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 	return nil, fmt.Errorf("no such host %s", host)
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 type env struct {
 	addr     string // gateway
 	upstream *httptest.Server
 	port     string // upstream port
-	log      *syncBuf
+	log      *syncbuf.Buffer
 	now      time.Time
 	gotAuth  chan string
 }
@@ -48,7 +40,7 @@ type env struct {
 // to a loopback upstream (loopback is an allowed private network, as a
 // corporate range would be) and corp.test to an internal address.
 func newEnv(t *testing.T) *env {
-	e := &env{log: &syncBuf{}, now: t0.Add(time.Minute), gotAuth: make(chan string, 10)}
+	e := &env{log: &syncbuf.Buffer{}, now: t0.Add(time.Minute), gotAuth: make(chan string, 10)}
 	e.upstream = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.gotAuth <- r.Header.Get("Proxy-Authorization")
 		io.WriteString(w, "upstream "+r.URL.Path)

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
@@ -34,6 +33,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -43,24 +43,6 @@ func TestMain(m *testing.M) {
 	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	os.Exit(m.Run())
-}
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.String()
 }
 
 // fixture is a fake forge serving one skill, the org config and harness
@@ -74,7 +56,7 @@ type fixture struct {
 	store             *cas.Store
 	svc               *fetchsvc.Server
 	sess              sandbox.Session
-	log               *lockedWriter
+	log               *syncbuf.Buffer
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -94,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 		files["skills/python-linting/"+p] = b
 	}
 	srv := forgetest.NewGitHub(t, forgetest.Repos{"fullsend-ai/library@abc123": files, "attacker/evil@abc123": files})
-	f := &fixture{ctx: ctx, digest: d, cacheDir: t.TempDir(), log: &lockedWriter{w: &strings.Builder{}}}
+	f := &fixture{ctx: ctx, digest: d, cacheDir: t.TempDir(), log: &syncbuf.Buffer{}}
 	f.skillURL = srv.TreeURL("fullsend-ai/library@abc123", "skills/python-linting") + "#sha256=" + string(d)
 	f.evilURL = srv.TreeURL("attacker/evil@abc123", "skills/python-linting") + "#sha256=" + string(d)
 
