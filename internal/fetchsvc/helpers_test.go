@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -199,3 +200,60 @@ func exists(p string) bool {
 }
 
 var _ = filepath.Join
+
+// cachedSkills puts n skills of four files (SKILL.md with 600 bytes of
+// guidance, a script, a 2 KiB asset, a README) into the world's cache
+// and returns their pinned tree URLs.
+func (w *world) cachedSkills(tb testing.TB, n int) []string {
+	tb.Helper()
+	var urls []string
+	for i := range n {
+		dir := fmt.Sprintf("skills/s%03d", i)
+		files := map[string][]byte{
+			"SKILL.md":          fmt.Appendf(nil, "---\nname: s%03d\ndescription: skill %d\n---\n# s%03d\n%s", i, i, i, strings.Repeat("Some guidance.\n", 40)),
+			"scripts/run.sh":    []byte("#!/bin/sh\necho run\n"),
+			"assets/a/data.txt": []byte(strings.Repeat("x", 2048)),
+			"README.md":         []byte("readme\n"),
+		}
+		d, err := cas.TreeHash(files)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := w.store.PutTree(d, cas.Metadata{URL: w.tree(dir)}, files); err != nil {
+			tb.Fatal(err)
+		}
+		urls = append(urls, pin(w.tree(dir), d))
+	}
+	return urls
+}
+
+// concurrentStatuses sends count concurrent fetches of u to s and counts
+// the answers by HTTP status.
+func concurrentStatuses(t *testing.T, s *fetchsvc.Server, u string, count int) map[int]int {
+	t.Helper()
+	body, _ := json.Marshal(fetchsvc.Request{URL: u})
+	var wg sync.WaitGroup
+	codes := make(chan int, count)
+	for range count {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, "http://"+s.Addr()+fetchsvc.Path, strings.NewReader(string(body)))
+			req.Header.Set("Authorization", "Bearer "+s.Token())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	got := map[int]int{}
+	for c := range codes {
+		got[c]++
+	}
+	return got
+}
