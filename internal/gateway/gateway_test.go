@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -15,17 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
-
-type fakeResolver map[string][]netip.Addr
-
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := f[host]; ok {
-		return a, nil
-	}
-	return nil, fmt.Errorf("no such host %s", host)
-}
 
 type env struct {
 	addr     string // gateway
@@ -51,7 +42,7 @@ func newEnv(t *testing.T) *env {
 	g, err := New(Config{
 		Key:                    testKey,
 		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Resolver: fakeResolver{
+		Resolver: fetchtest.Hosts{
 			"allowed.test": {lo}, "sub.wild.test": {lo}, "other.test": {lo},
 			"corp.test": {netip.MustParseAddr("10.1.2.3")}, "rebind.test": {lo, netip.MustParseAddr("192.168.1.1")},
 		},

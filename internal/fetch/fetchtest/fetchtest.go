@@ -141,6 +141,19 @@ func NewServer(t testing.TB, h http.Handler, names ...string) *httptest.Server {
 // fetch.Options.AllowedPrivateNetworks to reach their servers.
 var Loopback = netip.MustParsePrefix("127.0.0.0/8")
 
+// Hosts is a fixed fake DNS resolver: each host (as looked up, exact
+// case) answers its addresses, every time; an unknown host fails like
+// NXDOMAIN. Use Resolver to count lookups or to change answers.
+type Hosts map[string][]netip.Addr
+
+// LookupNetIP implements fetch.Resolver and sandbox.Resolver.
+func (h Hosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := h[host]; ok {
+		return append([]netip.Addr(nil), a...), nil
+	}
+	return nil, &net.DNSError{Err: "no such host (fetchtest hosts)", Name: host, IsNotFound: true}
+}
+
 // Resolver is a fake DNS resolver: each host maps to a sequence of answers,
 // the n-th lookup of a host getting the n-th answer (the last one repeats),
 // which is how tests simulate DNS rebinding. Unknown hosts fail. It is safe

@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 // TestCheckAdversarial: destinations a hostile sandbox might try.
 func TestCheckAdversarial(t *testing.T) {
-	r := fakeResolver{
+	r := fetchtest.Hosts{
 		"meta.test":          {netip.MustParseAddr("169.254.169.254")},
 		"meta6.test":         {netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("fd00:ec2::254")},
 		"oracle.test":        {netip.MustParseAddr("192.0.0.192")},
@@ -91,7 +92,7 @@ func newProxyEnv(t *testing.T) *proxyEnv {
 	_, pe.addr = startProxy(t, egress.Config{
 		Allow:                  []string{"ok.test:" + pe.port},
 		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Resolver:               fakeResolver{"ok.test": {netip.MustParseAddr("127.0.0.1")}, "no.test": {netip.MustParseAddr("127.0.0.1")}},
+		Resolver:               fetchtest.Hosts{"ok.test": {netip.MustParseAddr("127.0.0.1")}, "no.test": {netip.MustParseAddr("127.0.0.1")}},
 		Log:                    pe.log,
 	})
 	return pe

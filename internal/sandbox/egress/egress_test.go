@@ -13,20 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
-type fakeResolver map[string][]netip.Addr
-
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := f[host]; ok {
-		return a, nil
-	}
-	return nil, fmt.Errorf("no such host %s", host)
-}
-
-var res = fakeResolver{
+var res = fetchtest.Hosts{
 	"api.github.com":     {netip.MustParseAddr("140.82.112.6")},
 	"a.example.com":      {netip.MustParseAddr("93.184.216.34")},
 	"example.com":        {netip.MustParseAddr("93.184.216.34")},
@@ -118,7 +110,7 @@ func TestServe(t *testing.T) {
 	var log syncbuf.Buffer
 	_, addr := startProxy(t, egress.Config{
 		Allow: []string{"ok.test:" + port}, AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Resolver: fakeResolver{"ok.test": {netip.MustParseAddr("127.0.0.1")}, "no.test": {netip.MustParseAddr("127.0.0.1")}},
+		Resolver: fetchtest.Hosts{"ok.test": {netip.MustParseAddr("127.0.0.1")}, "no.test": {netip.MustParseAddr("127.0.0.1")}},
 		Log:      &log,
 	})
 	roundTrip := func(req string) string {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
@@ -44,7 +45,7 @@ func TestRecorder(t *testing.T) {
 	log := &decisions{}
 	_, addr := startProxy(t, egress.Config{
 		Allow: []string{"ok.test:" + port}, AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Resolver: fakeResolver{"ok.test": {netip.MustParseAddr("127.0.0.1")}},
+		Resolver: fetchtest.Hosts{"ok.test": {netip.MustParseAddr("127.0.0.1")}},
 		Log:      log,
 	})
 	for _, host := range []string{"OK.test", "no.test"} {
