@@ -3,7 +3,6 @@ package claude_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +14,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 )
 
 // envCLI makes a re-executed test binary act as the fullsend CLI, so the
@@ -163,18 +161,7 @@ func TestAllowlistHookRun(t *testing.T) {
 // The same hook command, run by the sandbox shell against the real
 // /usr/local/bin/fullsend of the local backend.
 func TestRealSandboxAllowlistHook(t *testing.T) {
-	b, err := local.New(sandbox.Options{TempDir: t.TempDir()})
-	var s sandbox.Session
-	if err == nil {
-		s, err = b.Provision(context.Background(), sandbox.Spec{WorkDir: runtime.WorkspaceDir})
-	}
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Terminate(context.Background())
+	s := runtimetest.LocalSession(t, sandbox.Spec{WorkDir: runtime.WorkspaceDir})
 	ctx := context.Background()
 	host := t.TempDir()
 	agent := filepath.Join(host, "triage.md")
