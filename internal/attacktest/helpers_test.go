@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/cli"
+	"github.com/fullsend-ai/fullsend/internal/cli/clitest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -26,16 +27,12 @@ func TestMain(m *testing.M) {
 	if h := os.Getenv("FULLSEND_ATTACK_HELPER"); h != "" {
 		os.Exit(probe(h, os.Args[1:]))
 	}
-	if filepath.Base(os.Args[0]) == "fullsend" {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
+	clitest.ActAsCLI("")
 	tmp, err := os.MkdirTemp("", "fullsend-attacktest-")
 	if err != nil {
 		panic(err)
 	}
 	os.Setenv("TMPDIR", tmp)
-	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
-	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	code := m.Run()
 	os.RemoveAll(tmp)
 	os.Exit(code)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/cli"
+	"github.com/fullsend-ai/fullsend/internal/cli/clitest"
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/run"
@@ -26,12 +26,7 @@ const envCLI = "FULLSEND_RUNTEST_CLI"
 // TestMain: inside the local sandbox the test binary is
 // /usr/local/bin/fullsend, so `fullsend scan context` must reach the CLI.
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == "fullsend" || os.Getenv(envCLI) == "1" {
-		os.Unsetenv(envCLI)
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
-	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	clitest.ActAsCLI(envCLI)
 	os.Exit(m.Run())
 }
 

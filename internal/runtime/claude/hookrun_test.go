@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/fullsend/internal/cli"
+	"github.com/fullsend-ai/fullsend/internal/cli/clitest"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
@@ -22,11 +22,7 @@ import (
 const envCLI = "FULLSEND_CLAUDETEST_CLI"
 
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == "fullsend" || os.Getenv(envCLI) == "1" {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
-	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	clitest.ActAsCLI(envCLI)
 	os.Exit(m.Run())
 }
 
