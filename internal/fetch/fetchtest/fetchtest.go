@@ -18,6 +18,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -135,6 +136,30 @@ func NewServer(t testing.TB, h http.Handler, names ...string) *httptest.Server {
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// Sink listens on 127.0.0.1, accepts and closes every connection and
+// counts them, until the test ends; tests use it to prove that nothing
+// was ever dialled.
+func Sink(t testing.TB) (net.Listener, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	return ln, &accepted
 }
 
 // Loopback is 127.0.0.0/8, the network tests put in
