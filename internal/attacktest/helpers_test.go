@@ -15,7 +15,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cli"
 	"github.com/fullsend-ai/fullsend/internal/cli/clitest"
-	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
 
 // TestMain: inside the sandbox this test binary is /usr/local/bin/fullsend
@@ -41,14 +41,7 @@ func TestMain(m *testing.M) {
 // needSandbox skips when the local sandbox cannot start here.
 func needSandbox(t *testing.T) {
 	t.Helper()
-	b, err := sandbox.Open("local", sandbox.Options{})
-	if err == nil {
-		var s sandbox.Session
-		if s, err = b.Provision(context.Background(), sandbox.Spec{}); err == nil {
-			s.Terminate(context.Background())
-		}
-	}
-	if err != nil {
+	if err := sandboxtest.Unavailable("local"); err != nil {
 		t.Skipf("ATTACK SUITE SKIPPED: local sandbox unavailable: %v", err)
 	}
 }

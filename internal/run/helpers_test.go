@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
 
 // envCLI makes a re-executed test binary behave as the fullsend CLI (the
@@ -30,29 +30,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// localAvailable skips when the local sandbox cannot run here.
-var localOnce sync.Once
-var localErr error
-
+// needLocal skips when the local sandbox cannot run here.
 func needLocal(t testing.TB) {
 	t.Helper()
-	localOnce.Do(func() {
-		b, err := sandbox.Open("local", sandbox.Options{})
-		if err != nil {
-			localErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		s, err := b.Provision(ctx, sandbox.Spec{})
-		if err != nil {
-			localErr = err
-			return
-		}
-		s.Terminate(context.Background())
-	})
-	if localErr != nil {
-		t.Skipf("local sandbox unavailable: %v", localErr)
+	if err := sandboxtest.Unavailable("local"); err != nil {
+		t.Skipf("local sandbox unavailable: %v", err)
 	}
 }
 
