@@ -33,18 +33,8 @@ func TestCachePushAndRemote(t *testing.T) {
 	}
 	srv.AddRepo("o/r@main", map[string][]byte{"agents/a.md": []byte(agent), "skills/s/SKILL.md": skill["SKILL.md"], "skills/s/run.sh": skill["run.sh"]})
 	dir := t.TempDir()
-	f, fo := srv.Forge(), srv.FetchOptions()
 	writeConfig := func(cache string) {
-		cfg := fmt.Sprintf(`version: "1"
-allowed_remote_resources: [%s]
-security:
-  remote_resources:
-    allowed_domains: [%s]
-    allowed_private_networks: [127.0.0.0/8]
-forges:
-  - {host: %q, type: github, api_url: %q, token_env: X_TOKEN}
-%s`, prefix, strings.Join(fo.AllowedDomains, ", "), f.Host, f.APIURL, cache)
-		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(forgeConfigYAML(srv, prefix, cache)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
