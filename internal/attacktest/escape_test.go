@@ -5,8 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 )
 
 // Attack 8 (escapes, through the runner): a hostile agent tries to read a
@@ -24,22 +25,7 @@ func TestAgentEscapeAttempts(t *testing.T) {
 	}
 	mark := filepath.Join(t.TempDir(), tok)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln, accepted := fetchtest.Sink(t)
 	port := ln.Addr().(*net.TCPAddr).Port
 	portS := strings.TrimPrefix(ln.Addr().String(), "127.0.0.1:")
 

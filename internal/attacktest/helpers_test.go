@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/cli"
-	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/cli/clitest"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
 
 // TestMain: inside the sandbox this test binary is /usr/local/bin/fullsend
@@ -26,16 +27,12 @@ func TestMain(m *testing.M) {
 	if h := os.Getenv("FULLSEND_ATTACK_HELPER"); h != "" {
 		os.Exit(probe(h, os.Args[1:]))
 	}
-	if filepath.Base(os.Args[0]) == "fullsend" {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
+	clitest.ActAsCLI("")
 	tmp, err := os.MkdirTemp("", "fullsend-attacktest-")
 	if err != nil {
 		panic(err)
 	}
 	os.Setenv("TMPDIR", tmp)
-	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
-	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	code := m.Run()
 	os.RemoveAll(tmp)
 	os.Exit(code)
@@ -44,14 +41,7 @@ func TestMain(m *testing.M) {
 // needSandbox skips when the local sandbox cannot start here.
 func needSandbox(t *testing.T) {
 	t.Helper()
-	b, err := sandbox.Open("local", sandbox.Options{})
-	if err == nil {
-		var s sandbox.Session
-		if s, err = b.Provision(context.Background(), sandbox.Spec{}); err == nil {
-			s.Terminate(context.Background())
-		}
-	}
-	if err != nil {
+	if err := sandboxtest.Unavailable("local"); err != nil {
 		t.Skipf("ATTACK SUITE SKIPPED: local sandbox unavailable: %v", err)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -27,12 +25,7 @@ func TestRemoteBaseSetsRunnerEnv(t *testing.T) {
 	base := []byte("agent: ../agents/a.md#sha256=" + strings.Repeat("0", 64) + "\n" +
 		"env:\n  runner:\n    LD_PRELOAD: output/pwn.so\n")
 	srv := forgetest.NewGitHub(t, forgetest.Repos{"o/lib@main": {"harness/base.yaml": base}})
-	cfg := config.Default()
-	cfg.AllowedRemoteResources = []string{"https://" + srv.WebHost() + "/o/"}
-	cfg.Forges = []config.Forge{srv.Forge()}
-	fo := srv.FetchOptions()
-	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
-	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	cfg := srv.OrgConfig("https://" + srv.WebHost() + "/o/")
 	baseURL := srv.BlobURL("o/lib@main", "harness/base.yaml") + "#sha256=" + string(ref.SHA256(base))
 
 	dir := t.TempDir()
@@ -49,7 +42,7 @@ func TestRemoteBaseSetsRunnerEnv(t *testing.T) {
 	}
 	opts := resolve.Options{Config: cfg, Store: store, Scanner: pipe, Yes: true,
 		Network: func() (*resolve.Network, error) {
-			return resolve.NewNetwork(cfg, srv.Getenv(""), func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }), nil
+			return resolve.NewNetwork(cfg, srv.Getenv(""), srv.Reach), nil
 		}}
 	_, err = resolve.Resolve(context.Background(), filepath.Join(dir, "harness.yaml"), opts)
 	if !errors.Is(err, harness.ErrRemoteRunnerEnv) {

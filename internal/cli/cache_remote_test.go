@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/ocicache/ocicachetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -34,18 +33,8 @@ func TestCachePushAndRemote(t *testing.T) {
 	}
 	srv.AddRepo("o/r@main", map[string][]byte{"agents/a.md": []byte(agent), "skills/s/SKILL.md": skill["SKILL.md"], "skills/s/run.sh": skill["run.sh"]})
 	dir := t.TempDir()
-	f, fo := srv.Forge(), srv.FetchOptions()
 	writeConfig := func(cache string) {
-		cfg := fmt.Sprintf(`version: "1"
-allowed_remote_resources: [%s]
-security:
-  remote_resources:
-    allowed_domains: [%s]
-    allowed_private_networks: [127.0.0.0/8]
-forges:
-  - {host: %q, type: github, api_url: %q, token_env: X_TOKEN}
-%s`, prefix, strings.Join(fo.AllowedDomains, ", "), f.Host, f.APIURL, cache)
-		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(forgeConfigYAML(srv, prefix, cache)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +47,7 @@ forges:
 	if err := os.WriteFile(filepath.Join(dir, "harness", "h.yaml"), []byte(h), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testOnlyFetchOptions = func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }
+	testOnlyFetchOptions = srv.Reach
 	defer func() { testOnlyFetchOptions = nil }()
 	ws := t.TempDir()
 	cli := func(ws string, args ...string) (int, string, string) {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -10,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/gateway"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 func TestEgressGatewayKeygen(t *testing.T) {
@@ -58,7 +57,7 @@ func (w lineWriter) Write(p []byte) (int, error) {
 func TestEgressGatewayServes(t *testing.T) {
 	key, _ := gateway.NewKey()
 	ch := make(chan string, 10)
-	var out syncBuffer
+	var out syncbuf.Buffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: lineWriter{ch}, Getenv: func(k string) string {
 		if k == DefaultEgressKeyEnv {
 			return key
@@ -101,18 +100,6 @@ func TestEgressGatewayServes(t *testing.T) {
 		t.Fatalf("decision log %q", out.String())
 	}
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestSandboxExecDryRun(t *testing.T) {
 	dir := t.TempDir()

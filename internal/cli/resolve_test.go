@@ -12,7 +12,6 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
@@ -194,22 +193,11 @@ func TestResolveRemoteCLI(t *testing.T) {
 	harness := fmt.Sprintf("agent: agents/a.md#sha256=%s\nallowed_remote_resources: [%s]\n", ref.SHA256([]byte(agent)), prefix)
 	srv.AddRepo("o/r@main", map[string][]byte{"agents/a.md": []byte(agent), "h.yaml": []byte(harness)})
 	u := srv.BlobURL("o/r@main", "h.yaml") + "#sha256=" + string(ref.SHA256([]byte(harness)))
-	fo := srv.FetchOptions()
 	dir := t.TempDir()
-	f := srv.Forge()
-	cfg := fmt.Sprintf(`version: "1"
-allowed_remote_resources: [%s]
-security:
-  remote_resources:
-    allowed_domains: [%s]
-    allowed_private_networks: [127.0.0.0/8]
-forges:
-  - {host: %q, type: github, api_url: %q, token_env: X_TOKEN}
-`, prefix, strings.Join(fo.AllowedDomains, ", "), f.Host, f.APIURL)
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(forgeConfigYAML(srv, prefix, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testOnlyFetchOptions = func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }
+	testOnlyFetchOptions = srv.Reach
 	defer func() { testOnlyFetchOptions = nil }()
 	ws := t.TempDir()
 	code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--offline", "--yes", u)
@@ -237,4 +225,21 @@ forges:
 	if code != 0 || srv.RequestCount() != 0 || !strings.Contains(stdout, `"cache_hit": true`) {
 		t.Fatalf("warm offline: exit %d %s %d requests", code, stderr, srv.RequestCount())
 	}
+}
+
+// forgeConfigYAML is an org config.yaml reaching the fake forge srv as a
+// user would write it: prefix allowed, srv's host names in allowed_domains,
+// loopback in allowed_private_networks, srv as a GitHub forge whose token
+// is in X_TOKEN; extra is appended (further top-level keys).
+func forgeConfigYAML(srv *forgetest.Server, prefix, extra string) string {
+	f := srv.Forge()
+	return fmt.Sprintf(`version: "1"
+allowed_remote_resources: [%s]
+security:
+  remote_resources:
+    allowed_domains: [%s]
+    allowed_private_networks: [127.0.0.0/8]
+forges:
+  - {host: %q, type: github, api_url: %q, token_env: X_TOKEN}
+%s`, prefix, strings.Join(srv.FetchOptions().AllowedDomains, ", "), f.Host, f.APIURL, extra)
 }

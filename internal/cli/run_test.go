@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
-	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
 
 // TestMain: `fullsend run` in the local sandbox runs `fullsend scan
@@ -26,14 +26,7 @@ func TestMain(m *testing.M) {
 
 func needLocalSandbox(t *testing.T) {
 	t.Helper()
-	b, err := sandbox.Open("local", sandbox.Options{})
-	if err == nil {
-		var s sandbox.Session
-		if s, err = b.Provision(context.Background(), sandbox.Spec{}); err == nil {
-			s.Terminate(context.Background())
-		}
-	}
-	if err != nil {
+	if err := sandboxtest.Unavailable("local"); err != nil {
 		t.Skipf("local sandbox unavailable: %v", err)
 	}
 }

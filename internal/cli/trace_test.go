@@ -8,14 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/model/modeltest"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/spantest"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
@@ -26,14 +25,9 @@ import (
 
 func memSpans(t *testing.T) *tracetest.InMemoryExporter {
 	t.Helper()
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	old := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
+	exp := spantest.Record(t)
 	t.Cleanup(func() {
-		otel.SetTracerProvider(old)
 		trace.SetCaptureContent(false)
-		tp.Shutdown(t.Context())
 	})
 	return exp
 }

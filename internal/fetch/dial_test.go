@@ -5,8 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
@@ -17,22 +17,7 @@ import (
 // allowed_private_networks and a metadata address (even with every range
 // exempted) are refused before any connection is made.
 func TestDialContextVets(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var accepted atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln, accepted := fetchtest.Sink(t)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	res := fetchtest.NewResolver()
 	res.Set("reg.test", fetchtest.LoopbackAddr)
@@ -61,6 +46,11 @@ func TestDialContextVets(t *testing.T) {
 		t.Fatalf("allowed loopback: %v", err)
 	}
 	c.Close()
+	for deadline := time.Now().Add(10 * time.Second); accepted.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the allowed dial never reached the listener")
+		}
+	}
 	if res.Lookups("reg.test") == 0 {
 		t.Fatal("the name was never looked up through the resolver")
 	}

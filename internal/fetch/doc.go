@@ -13,10 +13,11 @@
 //  2. The host must match Options.AllowedDomains via netguard.MatchHost:
 //     exact names, or explicit "*.suffix" for subdomains only (ErrDomain).
 //  3. The host is resolved once, through Options.Resolver. If ANY answer is
-//     internal per netguard.IsInternal (v4-mapped, v4-compatible and NAT64
-//     forms included) and outside Options.AllowedPrivateNetworks, or is a
-//     cloud metadata address (never exempt), the fetch fails
-//     (ErrInternalAddress). An IP literal host is vetted the same way.
+//     refused by netguard.CheckAddr with Options.AllowedPrivateNetworks as
+//     the exemptions (internal in any embedded form and outside them, a
+//     scoped address, or a cloud metadata address, never exempt), the fetch
+//     fails (ErrInternalAddress). An IP literal host is vetted the same way;
+//     a cloud metadata host name is refused before resolving.
 //  4. Connections are dialled only to the vetted addresses, each tried in
 //     turn; the transport never resolves the name again, and the TLS
 //     ServerName stays the host name. Transports are pooled per (host,

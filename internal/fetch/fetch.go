@@ -253,17 +253,14 @@ func (c *Client) vetAddr(a netip.Addr) error {
 	return nil
 }
 
-// checkAddr applies the address rules to one address and returns why it is
-// refused, or "". Metadata addresses are refused even inside
+// checkAddr applies netguard's address rule to one address and returns why
+// it is refused, or "". Metadata addresses are refused even inside
 // AllowedPrivateNetworks.
 func (c *Client) checkAddr(a netip.Addr) string {
-	if !a.IsValid() || a.Zone() != "" {
-		return "a scoped or invalid address"
-	}
-	if netguard.IsMetadata(a.String()) {
-		return "a cloud metadata endpoint"
-	}
-	if internal, why := netguard.IsInternal(a); internal && !netguard.InPrefixes(a, c.o.AllowedPrivateNetworks) {
+	switch class, why := netguard.CheckAddr(a, c.o.AllowedPrivateNetworks); class {
+	case netguard.Metadata:
+		return why
+	case netguard.Internal:
 		return why + ", outside allowed_private_networks"
 	}
 	return ""

@@ -2,15 +2,12 @@ package fetchsvc_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
-	"github.com/fullsend-ai/fullsend/internal/ref"
 )
 
 // BenchmarkServeCacheHit is the service's own cost of one cache-hit
@@ -24,22 +21,8 @@ func BenchmarkServeCacheHit(b *testing.B) {
 	const n = 100
 	w := newWorld(b, newRepo())
 	var bodies []string
-	for i := range n {
-		dir := fmt.Sprintf("skills/s%03d", i)
-		files := map[string][]byte{
-			"SKILL.md":          fmt.Appendf(nil, "---\nname: s%03d\ndescription: skill %d\n---\n# s%03d\n%s", i, i, i, strings.Repeat("Some guidance.\n", 40)),
-			"scripts/run.sh":    []byte("#!/bin/sh\necho run\n"),
-			"assets/a/data.txt": []byte(strings.Repeat("x", 2048)),
-			"README.md":         []byte("readme\n"),
-		}
-		d, err := cas.TreeHash(files)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := w.store.PutTree(d, cas.Metadata{URL: w.tree(dir)}, files); err != nil {
-			b.Fatal(err)
-		}
-		body, _ := json.Marshal(fetchsvc.Request{URL: pin(w.tree(dir), ref.Digest(d))})
+	for _, u := range w.cachedSkills(b, n) {
+		body, _ := json.Marshal(fetchsvc.Request{URL: u})
 		bodies = append(bodies, string(body))
 	}
 	newSvc := func() *fetchsvc.Service {

@@ -3,7 +3,6 @@ package fetchsvc_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
-	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
 )
 
@@ -49,24 +46,7 @@ func BenchmarkConcurrentCacheHits(b *testing.B) {
 func benchCacheHits(b *testing.B, distinct int, uploader func(testing.TB) fetchsvc.Uploader) {
 	const n = 100
 	w := newWorld(b, newRepo())
-	var urls []string
-	for i := range distinct {
-		dir := fmt.Sprintf("skills/s%03d", i)
-		files := map[string][]byte{
-			"SKILL.md":          fmt.Appendf(nil, "---\nname: s%03d\ndescription: skill %d\n---\n# s%03d\n%s", i, i, i, strings.Repeat("Some guidance.\n", 40)),
-			"scripts/run.sh":    []byte("#!/bin/sh\necho run\n"),
-			"assets/a/data.txt": []byte(strings.Repeat("x", 2048)),
-			"README.md":         []byte("readme\n"),
-		}
-		d, err := cas.TreeHash(files)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := w.store.PutTree(d, cas.Metadata{URL: w.tree(dir)}, files); err != nil {
-			b.Fatal(err)
-		}
-		urls = append(urls, pin(w.tree(dir), ref.Digest(d)))
-	}
+	urls := w.cachedSkills(b, distinct)
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
 	var lat []time.Duration
 	var mu sync.Mutex

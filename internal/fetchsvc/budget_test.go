@@ -2,9 +2,7 @@ package fetchsvc_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,30 +43,7 @@ func TestBudgetHeldAtTheCheck(t *testing.T) {
 		}
 	})
 
-	body, _ := json.Marshal(fetchsvc.Request{URL: pin(w.tree("skills/lint"), d)})
-	var wg sync.WaitGroup
-	codes := make(chan int, n+k)
-	for range n + k {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodPost, "http://"+s.Addr()+fetchsvc.Path, strings.NewReader(string(body)))
-			req.Header.Set("Authorization", "Bearer "+s.Token())
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			codes <- resp.StatusCode
-		}()
-	}
-	wg.Wait()
-	close(codes)
-	got := map[int]int{}
-	for c := range codes {
-		got[c]++
-	}
+	got := concurrentStatuses(t, s, pin(w.tree("skills/lint"), d), n+k)
 	if got[http.StatusOK] != n || got[http.StatusTooManyRequests] != k || len(got) != 2 {
 		t.Fatalf("statuses %v, want %d×200 and %d×429", got, n, k)
 	}

@@ -1,7 +1,6 @@
 package fetchsvc_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,86 +16,29 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
+	"github.com/fullsend-ai/fullsend/internal/resolve/resolvetest"
 	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
-	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
-// fakeScanner blocks content containing "EVIL" and counts scans.
-type fakeScanner struct{ n atomic.Int64 }
-
-func (f *fakeScanner) ScanFiles(_ context.Context, files map[string][]byte, m scan.Meta) (*scan.Result, error) {
-	f.n.Add(1)
-	res := &scan.Result{}
-	if m.Origin != scan.Remote {
-		res.Findings = append(res.Findings, scan.Finding{Scanner: "fake", Rule: "fake/origin", Severity: scan.Critical, Path: m.Path, Message: "runtime fetches must be scanned as remote"})
-		res.Blocked = true
-	}
-	for name, b := range files {
-		if bytes.Contains(b, []byte("EVIL")) {
-			res.Findings = append(res.Findings, scan.Finding{Scanner: "fake", Rule: "fake/evil", Severity: scan.Critical, Path: m.Path + "/" + name, Message: "evil content"})
-			res.Blocked = true
-		}
-	}
-	return res, nil
-}
-
 // repo is a forge repository of skills.
-type repo struct{ files map[string][]byte }
+type repo struct{ *resolvetest.Repo }
 
-func newRepo() *repo { return &repo{files: map[string][]byte{}} }
+func newRepo() *repo { return &repo{resolvetest.NewRepo()} }
 
 // skill adds dir with a SKILL.md (name, deps) and extra files; it returns
 // the tree hash.
 func (r *repo) skill(t testing.TB, dir, name string, deps []string, extra map[string]string) ref.Digest {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\nname: %s\ndescription: the %s skill\n", name, name)
-	if len(deps) > 0 {
-		b.WriteString("dependencies:\n")
-		for _, d := range deps {
-			fmt.Fprintf(&b, "  - %q\n", d)
-		}
-	}
-	fmt.Fprintf(&b, "---\n# %s\nDo the %s thing.\n", name, name)
-	tree := map[string][]byte{"SKILL.md": []byte(b.String())}
-	for k, v := range extra {
-		tree[k] = []byte(v)
-	}
-	for k, v := range tree {
-		r.files[dir+"/"+k] = v
-	}
-	d, err := cas.TreeHash(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return r.Skill(t, dir, name, deps, extra)
 }
 
-func pin(u string, d ref.Digest) string { return u + "#sha256=" + string(d) }
-
-// syncBuf is a goroutine-safe log buffer.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+var pin = resolvetest.Pin
 
 // world is a fake forge, a cache, an audit log and a fake sandbox.
 type world struct {
@@ -106,29 +48,24 @@ type world struct {
 	cfg       *config.Config
 	cacheDir  string
 	store     *cas.Store
-	scanner   *fakeScanner
+	scanner   *resolvetest.Scanner
 	auditPath string
 	sess      *runtimetest.Session
-	log       syncBuf
+	log       syncbuf.Buffer
 	netCalls  atomic.Int64
 	traceID   string
 }
 
 func newWorld(t testing.TB, r *repo) *world {
 	t.Helper()
-	srv := forgetest.NewGitHub(t, forgetest.Repos{"o/r@main": r.files, "evil/r@main": r.files})
-	cfg := config.Default()
-	cfg.AllowedRemoteResources = []string{"https://" + srv.WebHost() + "/", "https://example.test/lib/"}
-	cfg.Forges = []config.Forge{srv.Forge()}
-	fo := srv.FetchOptions()
-	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
-	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	srv := forgetest.NewGitHub(t, forgetest.Repos{"o/r@main": r.Files, "evil/r@main": r.Files})
 	dir := t.TempDir()
 	store, err := cas.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{t: t, srv: srv, key: "o/r@main", cfg: cfg, cacheDir: dir, store: store, scanner: &fakeScanner{},
+	return &world{t: t, srv: srv, key: "o/r@main", cfg: srv.OrgConfig("https://"+srv.WebHost()+"/", "https://example.test/lib/"),
+		cacheDir: dir, store: store, scanner: &resolvetest.Scanner{RequireRemote: true},
 		auditPath: audit.Path(dir), sess: runtimetest.NewSession(t), traceID: "trace-" + strings.ReplaceAll(t.Name(), "/", "-")}
 }
 
@@ -146,10 +83,7 @@ func (w *world) options() fetchsvc.Options {
 		Log:     &w.log,
 		Network: func() (*resolve.Network, error) {
 			w.netCalls.Add(1)
-			return resolve.NewNetwork(w.cfg, w.srv.Getenv(""), func(o *fetch.Options) {
-				fo := w.srv.FetchOptions()
-				o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs
-			}), nil
+			return resolve.NewNetwork(w.cfg, w.srv.Getenv(""), w.srv.Reach), nil
 		},
 	}
 }
@@ -266,3 +200,60 @@ func exists(p string) bool {
 }
 
 var _ = filepath.Join
+
+// cachedSkills puts n skills of four files (SKILL.md with 600 bytes of
+// guidance, a script, a 2 KiB asset, a README) into the world's cache
+// and returns their pinned tree URLs.
+func (w *world) cachedSkills(tb testing.TB, n int) []string {
+	tb.Helper()
+	var urls []string
+	for i := range n {
+		dir := fmt.Sprintf("skills/s%03d", i)
+		files := map[string][]byte{
+			"SKILL.md":          fmt.Appendf(nil, "---\nname: s%03d\ndescription: skill %d\n---\n# s%03d\n%s", i, i, i, strings.Repeat("Some guidance.\n", 40)),
+			"scripts/run.sh":    []byte("#!/bin/sh\necho run\n"),
+			"assets/a/data.txt": []byte(strings.Repeat("x", 2048)),
+			"README.md":         []byte("readme\n"),
+		}
+		d, err := cas.TreeHash(files)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := w.store.PutTree(d, cas.Metadata{URL: w.tree(dir)}, files); err != nil {
+			tb.Fatal(err)
+		}
+		urls = append(urls, pin(w.tree(dir), d))
+	}
+	return urls
+}
+
+// concurrentStatuses sends count concurrent fetches of u to s and counts
+// the answers by HTTP status.
+func concurrentStatuses(t *testing.T, s *fetchsvc.Server, u string, count int) map[int]int {
+	t.Helper()
+	body, _ := json.Marshal(fetchsvc.Request{URL: u})
+	var wg sync.WaitGroup
+	codes := make(chan int, count)
+	for range count {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, "http://"+s.Addr()+fetchsvc.Path, strings.NewReader(string(body)))
+			req.Header.Set("Authorization", "Bearer "+s.Token())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	got := map[int]int{}
+	for c := range codes {
+		got[c]++
+	}
+	return got
+}

@@ -40,8 +40,8 @@ func TestAllowedPrefixFetch(t *testing.T) {
 	if got, ok := w.sandboxFile(a.ok.Path + "/scripts/run.sh"); !ok || got != "echo lint\n" {
 		t.Errorf("uploaded companion file: %q %v", got, ok)
 	}
-	if w.scanner.n.Load() != 1 {
-		t.Errorf("scanned %d times, want 1", w.scanner.n.Load())
+	if w.scanner.Calls() != 1 {
+		t.Errorf("scanned %d times, want 1", w.scanner.Calls())
 	}
 	e, err := w.store.Get(d)
 	if err != nil || e.Meta.Type != cas.TypeDirectory || e.Meta.URL != w.tree("skills/lint") {
@@ -178,30 +178,7 @@ func TestBudgetConcurrent(t *testing.T) {
 	}
 	defer s.Close()
 	s.Attach(w.sess, nil)
-	body, _ := json.Marshal(fetchsvc.Request{URL: pin(w.tree("skills/lint"), d)})
-	var wg sync.WaitGroup
-	codes := make(chan int, n+20)
-	for range n + 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodPost, "http://"+s.Addr()+fetchsvc.Path, strings.NewReader(string(body)))
-			req.Header.Set("Authorization", "Bearer "+s.Token())
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			codes <- resp.StatusCode
-		}()
-	}
-	wg.Wait()
-	close(codes)
-	got := map[int]int{}
-	for c := range codes {
-		got[c]++
-	}
+	got := concurrentStatuses(t, s, pin(w.tree("skills/lint"), d), n+20)
 	if got[http.StatusOK] != n || got[http.StatusTooManyRequests] != 20 || len(got) != 2 {
 		t.Fatalf("statuses %v, want %d×200 and 20×429", got, n)
 	}
@@ -259,7 +236,7 @@ func TestDirectoryStructurePreserved(t *testing.T) {
 	s := w.start(w.options())
 	a := fetchURL(t, s, pin(w.tree("skills/rust"), d))
 	a.want(t, http.StatusOK, "")
-	extra["SKILL.md"] = string(r.files["skills/rust/SKILL.md"])
+	extra["SKILL.md"] = string(r.Files["skills/rust/SKILL.md"])
 	for p, want := range extra {
 		if got, ok := w.sandboxFile(a.ok.Path + "/" + p); !ok || got != want {
 			t.Errorf("%s: %q %v, want %q", p, got, ok, want)
@@ -328,8 +305,8 @@ func TestUnauthorizedHasNoSideEffects(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 		t.Errorf("GET /nope without token: %d", resp.StatusCode)
 	}
-	if s.Service().Used() != 0 || w.srv.RequestCount() != 0 || w.netCalls.Load() != 0 || w.scanner.n.Load() != 0 {
-		t.Errorf("side effects: used %d, %d forge requests, network %d, scans %d", s.Service().Used(), w.srv.RequestCount(), w.netCalls.Load(), w.scanner.n.Load())
+	if s.Service().Used() != 0 || w.srv.RequestCount() != 0 || w.netCalls.Load() != 0 || w.scanner.Calls() != 0 {
+		t.Errorf("side effects: used %d, %d forge requests, network %d, scans %d", s.Service().Used(), w.srv.RequestCount(), w.netCalls.Load(), w.scanner.Calls())
 	}
 	if exists(w.auditPath) {
 		t.Error("audit log written for unauthenticated requests")
@@ -391,7 +368,7 @@ func TestIntegrityAndScan(t *testing.T) {
 	if !strings.Contains(a.err.Error.Message, string(d)) {
 		t.Errorf("message %q does not name the computed hash", a.err.Error.Message)
 	}
-	if w.scanner.n.Load() != 0 {
+	if w.scanner.Calls() != 0 {
 		t.Error("content failing its pin was scanned: verify first, then scan")
 	}
 	a = fetchURL(t, s, pin(w.tree("skills/evil"), ev))
@@ -774,18 +751,26 @@ func (s rewritingStore) GetTreeFiles(d ref.Digest, paths ...string) (cas.Entry, 
 // SKILL.md as the cache verification read it, never from a second read of
 // the cache directory.
 func TestSkillMDFromVerifiedBytes(t *testing.T) {
+	a := cacheHitThrough(t, func(s *cas.Store) fetchsvc.Store { return rewritingStore{s} })
+	if !a.ok.CacheHit || a.ok.Name != "python-linting" {
+		t.Errorf("cache hit named %q (cache_hit %v), want python-linting from the verified bytes", a.ok.Name, a.ok.CacheHit)
+	}
+}
+
+// cacheHitThrough caches the skill python-linting through the world's
+// store, then fetches it again from a service whose Store is wrap's.
+func cacheHitThrough(t *testing.T, wrap func(*cas.Store) fetchsvc.Store) answer {
+	t.Helper()
 	r := newRepo()
 	d := r.skill(t, "skills/lint", "python-linting", nil, nil)
 	w := newWorld(t, r)
 	u := pin(w.tree("skills/lint"), d)
 	fetchURL(t, w.start(w.options()), u).want(t, http.StatusOK, "") // cached
 	o := w.options()
-	o.Store = rewritingStore{w.store}
+	o.Store = wrap(w.store)
 	a := fetchURL(t, w.start(o), u)
 	a.want(t, http.StatusOK, "")
-	if !a.ok.CacheHit || a.ok.Name != "python-linting" {
-		t.Errorf("cache hit named %q (cache_hit %v), want python-linting from the verified bytes", a.ok.Name, a.ok.CacheHit)
-	}
+	return a
 }
 
 // plainStore has only the Store interface (no GetTreeFiles).
@@ -802,15 +787,7 @@ func (p plainStore) PutTree(want ref.Digest, m cas.Metadata, f map[string][]byte
 // TestStoreWithoutTreeFiles: a Store without GetTreeFiles still serves
 // hits, SKILL.md then read from the verified tree's directory.
 func TestStoreWithoutTreeFiles(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "python-linting", nil, nil)
-	w := newWorld(t, r)
-	u := pin(w.tree("skills/lint"), d)
-	fetchURL(t, w.start(w.options()), u).want(t, http.StatusOK, "") // cached
-	o := w.options()
-	o.Store = plainStore{w.store}
-	a := fetchURL(t, w.start(o), u)
-	a.want(t, http.StatusOK, "")
+	a := cacheHitThrough(t, func(s *cas.Store) fetchsvc.Store { return plainStore{s} })
 	if !a.ok.CacheHit || a.ok.Name != "python-linting" {
 		t.Errorf("answer %+v", a.ok)
 	}

@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -13,33 +11,18 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
-
-type fakeResolver map[string][]netip.Addr
-
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := f[host]; ok {
-		return a, nil
-	}
-	return nil, fmt.Errorf("no such host %s", host)
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 type env struct {
 	addr     string // gateway
 	upstream *httptest.Server
 	port     string // upstream port
-	log      *syncBuf
+	log      *syncbuf.Buffer
 	now      time.Time
 	gotAuth  chan string
 }
@@ -48,7 +31,7 @@ type env struct {
 // to a loopback upstream (loopback is an allowed private network, as a
 // corporate range would be) and corp.test to an internal address.
 func newEnv(t *testing.T) *env {
-	e := &env{log: &syncBuf{}, now: t0.Add(time.Minute), gotAuth: make(chan string, 10)}
+	e := &env{log: &syncbuf.Buffer{}, now: t0.Add(time.Minute), gotAuth: make(chan string, 10)}
 	e.upstream = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.gotAuth <- r.Header.Get("Proxy-Authorization")
 		io.WriteString(w, "upstream "+r.URL.Path)
@@ -59,7 +42,7 @@ func newEnv(t *testing.T) *env {
 	g, err := New(Config{
 		Key:                    testKey,
 		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Resolver: fakeResolver{
+		Resolver: fetchtest.Hosts{
 			"allowed.test": {lo}, "sub.wild.test": {lo}, "other.test": {lo},
 			"corp.test": {netip.MustParseAddr("10.1.2.3")}, "rebind.test": {lo, netip.MustParseAddr("192.168.1.1")},
 		},

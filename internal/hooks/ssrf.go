@@ -128,10 +128,13 @@ func classifyHost(c candidate, allowed []string) (Verdict, bool) {
 		ok = false
 	}
 	if ok {
-		if netguard.IsMetadata(addr.String()) || netguard.IsMetadata(addr.Unmap().String()) {
+		// No exemptions here: the hook does not know the org's
+		// allowed_private_networks (only the exact host:port entries of
+		// EnvAllowedServices); the sandbox's proxy applies them.
+		switch class, why := netguard.CheckAddr(addr, nil); class {
+		case netguard.Metadata:
 			return Verdict{Block: true, Rule: "ssrf.metadata", Reason: fmt.Sprintf("%q is a cloud metadata address", host)}, true
-		}
-		if bad, why := netguard.IsInternal(addr); bad {
+		case netguard.Internal:
 			return Verdict{Block: true, Rule: "ssrf.internal", Reason: fmt.Sprintf("%q is an internal address (%s)", host, why)}, true
 		}
 		return Verdict{}, false

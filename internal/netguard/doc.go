@@ -3,9 +3,26 @@
 // an allowed_domains pattern.
 //
 // SECURITY: these are pure functions (no DNS, no I/O) used by the fetch
-// client, the scanners, the sandbox proxy and the runtime fetch service. Do
-// not classify IPs or match host patterns anywhere else; a change here
-// changes what fullsend will connect to.
+// client, the scanners, the tool hooks, the sandbox proxy and the runtime
+// fetch service. Do not classify IPs or match host patterns anywhere else; a
+// change here changes what fullsend will connect to.
+//
+// # The address rule
+//
+// CheckAddr is the one decision whether an address may be reached, with its
+// exemptions, and every caller applies it rather than combining the
+// functions below itself: a cloud metadata address (IsMetadata, in any
+// embedded form) is refused always, even inside allowed_private_networks;
+// an invalid address or one with an IPv6 zone is refused always; an
+// internal address (IsInternal) is refused unless it lies in one of the
+// allowed networks (InPrefixes, the allowed_private_networks exemption);
+// everything else may be reached. Callers that resolve names (the fetch
+// client, the sandbox proxy) refuse a metadata host name first and apply
+// CheckAddr to every answer; callers that read hosts in text (the SSRF
+// scanner, the tool hooks) apply it to the address a host spells out
+// (HostAddr, EmbeddedDNSAddr) and judge other names with InternalName.
+// The hooks pass no exemptions; the others pass the org's
+// allowed_private_networks.
 //
 // # Internal addresses
 //

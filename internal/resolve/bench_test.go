@@ -36,7 +36,7 @@ func benchWorld(b testing.TB) (*world, string) {
 	}
 	agent := r.file("agents/a.md", "---\nname: a\n---\nagent\n")
 	policy := r.file("policies/p.yaml", "version: 1\n")
-	w.srv.AddRepo(w.key, r.files)
+	w.srv.AddRepo(w.key, r.Files)
 	h := fmt.Sprintf("agent: %s\npolicy: %s\nskills:\n%s\nallowed_remote_resources: [%s]\n",
 		pin(w.blob("agents/a.md"), agent), pin(w.blob("policies/p.yaml"), policy), strings.Join(skills, "\n"), w.prefix())
 	dir := b.TempDir()

@@ -12,9 +12,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -167,12 +165,7 @@ func testLibraryRemote(t *testing.T, lib corpustest.Library) {
 	key := "fullsend-ai/agents@main"
 	srv.AddRepo(key, files)
 
-	cfg := config.Default()
-	cfg.AllowedRemoteResources = []string{prefix}
-	cfg.Forges = []config.Forge{srv.Forge()}
-	fo := srv.FetchOptions()
-	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
-	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	cfg := srv.OrgConfig(prefix)
 	cfg.Security.RemoteResources.TrustedHarnessPrefixes = []string{prefix}
 	store, err := cas.Open(t.TempDir())
 	if err != nil {
@@ -184,7 +177,7 @@ func testLibraryRemote(t *testing.T, lib corpustest.Library) {
 		t.Fatal(err)
 	}
 	o := Options{Config: cfg, Store: store, Scanner: pipe, Network: func() (*Network, error) {
-		return NewNetwork(cfg, srv.Getenv(""), func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }), nil
+		return NewNetwork(cfg, srv.Getenv(""), srv.Reach), nil
 	}}
 	for _, h := range harnesses {
 		name := filepath.Base(h)

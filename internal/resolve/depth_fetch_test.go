@@ -30,7 +30,7 @@ func TestMaxDepthStopsFetching(t *testing.T) {
 		}
 		digests[i] = r.skill(t, fmt.Sprintf("skills/c%d", i), deps, nil)
 	}
-	w.srv.AddRepo(w.key, r.files)
+	w.srv.AddRepo(w.key, r.Files)
 	w.cfg.Security.RemoteResources.MaxDepth = maxDepth
 	dir := writeDir(t, map[string]string{
 		"agents/a.md":    "agent\n",
@@ -41,7 +41,7 @@ func TestMaxDepthStopsFetching(t *testing.T) {
 		t.Fatalf("err = %v, want ErrTooDeep", err)
 	}
 	for i := 0; i < chain; i++ {
-		sha := forgetest.GitBlobSHA1(r.files[fmt.Sprintf("skills/c%d/SKILL.md", i)])
+		sha := forgetest.GitBlobSHA1(r.Files[fmt.Sprintf("skills/c%d/SKILL.md", i)])
 		got := w.requests("/git/blobs/" + sha)
 		if depth := i + 1; depth <= maxDepth && got != 1 {
 			t.Errorf("skills/c%d (depth %d, within max_depth): %d SKILL.md requests, want 1", i, depth, got)

@@ -1,8 +1,6 @@
 package resolve
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,33 +11,10 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
-	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/resolve/resolvetest"
 )
-
-// fakeScanner records what it scanned and blocks content containing
-// "EVIL".
-type fakeScanner struct {
-	mu      sync.Mutex
-	scanned []string
-}
-
-func (f *fakeScanner) ScanFiles(_ context.Context, files map[string][]byte, m scan.Meta) (*scan.Result, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	res := &scan.Result{}
-	for name, b := range files {
-		p := m.Path + "/" + name
-		f.scanned = append(f.scanned, p)
-		if strings.Contains(string(b), "EVIL") {
-			res.Findings = append(res.Findings, scan.Finding{Scanner: "fake", Rule: "fake/evil", Severity: scan.Critical, Path: p, Message: "evil content"})
-			res.Blocked = true
-		}
-	}
-	return res, nil
-}
 
 type memAudit struct {
 	mu      sync.Mutex
@@ -54,45 +29,20 @@ func (m *memAudit) Append(e audit.Entry) error {
 }
 
 // repo builds a forge repository whose skills pin each other.
-type repo struct {
-	files map[string][]byte
-}
+type repo struct{ *resolvetest.Repo }
 
-func newRepo() *repo { return &repo{files: map[string][]byte{}} }
+func newRepo() *repo { return &repo{resolvetest.NewRepo()} }
 
-func (r *repo) file(path, content string) ref.Digest {
-	r.files[path] = []byte(content)
-	return ref.SHA256([]byte(content))
-}
-
-// skill adds a skill directory with a SKILL.md listing deps and extra
-// files, and returns its tree hash.
+// skill adds a skill directory named after its last element with a
+// SKILL.md listing deps and extra files, and returns its tree hash.
 func (r *repo) skill(t testing.TB, dir string, deps []string, extra map[string]string) ref.Digest {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\nname: %s\ndescription: skill %s\n", filepath.Base(dir), dir)
-	if len(deps) > 0 {
-		b.WriteString("dependencies:\n")
-		for _, d := range deps {
-			fmt.Fprintf(&b, "  - %q\n", d)
-		}
-	}
-	fmt.Fprintf(&b, "---\n# %s\nDo the %s thing.\n", dir, dir)
-	tree := map[string][]byte{"SKILL.md": []byte(b.String())}
-	for k, v := range extra {
-		tree[k] = []byte(v)
-	}
-	for k, v := range tree {
-		r.files[dir+"/"+k] = v
-	}
-	d, err := cas.TreeHash(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return r.Skill(t, dir, "", deps, extra)
 }
 
-func pin(u string, d ref.Digest) string { return u + "#sha256=" + string(d) }
+func (r *repo) file(path, content string) ref.Digest { return r.File(path, content) }
+
+var pin = resolvetest.Pin
 
 // world is a fake forge, a cache and options reaching them.
 type world struct {
@@ -101,25 +51,19 @@ type world struct {
 	key     string
 	cfg     *config.Config
 	store   *cas.Store
-	scanner *fakeScanner
+	scanner *resolvetest.Scanner
 	audit   *memAudit
 	netUsed int
 }
 
 func newWorld(t testing.TB, r *repo) *world {
 	t.Helper()
-	srv := forgetest.NewGitHub(t, forgetest.Repos{"o/r@main": r.files})
-	cfg := config.Default()
-	cfg.AllowedRemoteResources = []string{"https://" + srv.WebHost() + "/o/"}
-	cfg.Forges = []config.Forge{srv.Forge()}
-	fo := srv.FetchOptions()
-	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
-	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	srv := forgetest.NewGitHub(t, forgetest.Repos{"o/r@main": r.Files})
 	store, err := cas.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{t: t, srv: srv, key: "o/r@main", cfg: cfg, store: store, scanner: &fakeScanner{}, audit: &memAudit{}}
+	return &world{t: t, srv: srv, key: "o/r@main", cfg: srv.OrgConfig("https://" + srv.WebHost() + "/o/"), store: store, scanner: &resolvetest.Scanner{}, audit: &memAudit{}}
 }
 
 func (w *world) blob(path string) string { return w.srv.BlobURL(w.key, path) }
@@ -134,10 +78,7 @@ func (w *world) opts() Options {
 		Audit:   w.audit,
 		Network: func() (*Network, error) {
 			w.netUsed++
-			return NewNetwork(w.cfg, w.srv.Getenv(""), func(o *fetch.Options) {
-				fo := w.srv.FetchOptions()
-				o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs
-			}), nil
+			return NewNetwork(w.cfg, w.srv.Getenv(""), w.srv.Reach), nil
 		},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/lock"
+	"github.com/fullsend-ai/fullsend/internal/resolve/resolvetest"
 )
 
 func localOpts(t *testing.T, cfg *config.Config) Options {
@@ -21,7 +22,7 @@ func localOpts(t *testing.T, cfg *config.Config) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Config: cfg, Store: store, Offline: true, Scanner: &fakeScanner{}}
+	return Options{Config: cfg, Store: store, Offline: true, Scanner: &resolvetest.Scanner{}}
 }
 
 func skillMD(deps ...string) string {

@@ -24,7 +24,7 @@ func TestRealFullsendPinForms(t *testing.T) {
 	w := newWorld(t, r)
 	s := r.skill(t, "skills/rust", nil, map[string]string{"scripts/check.sh": "cargo check"})
 	agent := r.file("agents/a.md", "agent\n")
-	w.srv.AddRepo(w.key, r.files)
+	w.srv.AddRepo(w.key, r.Files)
 	raw := w.srv.RawURL(w.key, "agents/a.md")
 	rawPrefix := "https://" + w.srv.RawHost() + "/o/r/"
 	w.cfg.AllowedRemoteResources = append(w.cfg.AllowedRemoteResources, rawPrefix)
@@ -52,13 +52,13 @@ func TestSameContentFetchedOnce(t *testing.T) {
 	w := newWorld(t, r)
 	x := r.skill(t, "skills/x", nil, nil)
 	// Same content at another path.
-	for k, v := range r.files {
+	for k, v := range r.Files {
 		if strings.HasPrefix(k, "skills/x/") {
-			r.files["skills/y/"+strings.TrimPrefix(k, "skills/x/")] = v
+			r.Files["skills/y/"+strings.TrimPrefix(k, "skills/x/")] = v
 		}
 	}
 	agent := r.file("agents/a.md", "agent\n")
-	w.srv.AddRepo(w.key, r.files)
+	w.srv.AddRepo(w.key, r.Files)
 	dir := writeDir(t, map[string]string{"harness/h.yaml": fmt.Sprintf("agent: %s\nskills:\n  - %s\n  - %s\nallowed_remote_resources: [%s]\n",
 		pin(w.blob("agents/a.md"), agent), pin(w.tree("skills/x"), x), pin(w.tree("skills/y"), x), w.prefix())})
 	w.srv.SetLatency(20 * time.Millisecond)
@@ -162,7 +162,7 @@ func TestDependencyRules(t *testing.T) {
 			s := r.skill(t, "skills/s", deps, nil)
 			r.skill(t, "skills/other", nil, nil)
 			agent := r.file("agents/a.md", "agent\n")
-			w.srv.AddRepo(w.key, r.files)
+			w.srv.AddRepo(w.key, r.Files)
 			dir := writeDir(t, map[string]string{"harness/h.yaml": fmt.Sprintf("agent: %s\nskills:\n  - %s\nallowed_remote_resources: [%s]\n",
 				pin(w.blob("agents/a.md"), agent), pin(w.tree("skills/s"), s), w.prefix())})
 			o := w.opts()

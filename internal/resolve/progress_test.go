@@ -40,7 +40,7 @@ func TestProgressEvents(t *testing.T) {
 	w := newWorld(t, r)
 	s := r.skill(t, "skills/rust", nil, map[string]string{"scripts/check.sh": "cargo check"})
 	agent := r.file("agents/a.md", "agent\n")
-	w.srv.AddRepo(w.key, r.files)
+	w.srv.AddRepo(w.key, r.Files)
 	dir := writeDir(t, map[string]string{
 		"harness/h.yaml":        fmt.Sprintf("agent: %s\nskills:\n  - %s\n  - skills/local\nallowed_remote_resources: [%s]\n", pin(w.blob("agents/a.md"), agent), pin(w.tree("skills/rust"), s), w.prefix()),
 		"skills/local/SKILL.md": "---\nname: local\n---\nbody\n",

@@ -78,10 +78,10 @@ func TestRegistryE2E(t *testing.T) {
 	// A re-tagged manifest: leaf's genuine files under mid's tag.
 	ocicachetest.PushManifest(t, host, path, "tree-"+string(g.mid), ocicachetest.GetManifest(t, host, path, "tree-"+string(g.leaf)))
 	// A blob changed on the registry's disk, same length.
-	agent := ref.SHA256(g.files["agents/a.md"])
+	agent := ref.SHA256(g.Files["agents/a.md"])
 	data := filepath.Join(storage, "docker", "registry", "v2", "blobs", "sha256", string(agent[:2]), string(agent), "data")
 	orig, err := os.ReadFile(data)
-	if err != nil || !bytes.Equal(orig, g.files["agents/a.md"]) {
+	if err != nil || !bytes.Equal(orig, g.Files["agents/a.md"]) {
 		t.Fatalf("agent blob on the registry's disk: %v", err)
 	}
 	// Blob storage is shared by every repository of the registry: put the
@@ -116,7 +116,7 @@ func TestRegistryE2E(t *testing.T) {
 	if got := w.sources(); got[audit.SourceForge] != 2 || got[audit.SourceRegistry] != 5 {
 		t.Fatalf("runner D audit sources = %v, want 2 from the forge, 5 from the registry", got)
 	}
-	if _, b, err := w.store.ReadFile(agent); err != nil || !bytes.Equal(b, g.files["agents/a.md"]) {
+	if _, b, err := w.store.ReadFile(agent); err != nil || !bytes.Equal(b, g.Files["agents/a.md"]) {
 		t.Fatalf("runner D cached agent = %q, %v", b, err)
 	}
 }

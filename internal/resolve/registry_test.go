@@ -19,6 +19,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/ocicache"
 	"github.com/fullsend-ai/fullsend/internal/ocicache/ocicachetest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/resolve/resolvetest"
 )
 
 const regPath = "fullsend/cache"
@@ -36,7 +37,7 @@ func (w *world) freshRunner(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.store, w.scanner, w.audit = store, &fakeScanner{}, &memAudit{}
+	w.store, w.scanner, w.audit = store, &resolvetest.Scanner{}, &memAudit{}
 }
 
 // stopForge makes every forge request fail at once (404, never retried)
@@ -96,8 +97,8 @@ func TestRegistryRunnerAB(t *testing.T) {
 	if got := w.sources(); got[audit.SourceRegistry] != 7 || len(got) != 1 {
 		t.Fatalf("runner B audit sources = %v, want 7 from the registry", got)
 	}
-	if len(w.scanner.scanned) < 7 {
-		t.Fatalf("runner B scanned %d files, want every file of the graph: %v", len(w.scanner.scanned), w.scanner.scanned)
+	if len(w.scanner.Scanned()) < 7 {
+		t.Fatalf("runner B scanned %d files, want every file of the graph: %v", len(w.scanner.Scanned()), w.scanner.Scanned())
 	}
 	for _, n := range resB.Graph.Nodes {
 		a, err := storeA.Get(n.SHA256)
@@ -168,7 +169,7 @@ func TestRegistryTamperedFallsBack(t *testing.T) {
 	if _, err := Resolve(context.Background(), g.harnessURL, o); err != nil {
 		t.Fatal(err)
 	}
-	agent := ref.SHA256(g.files["agents/a.md"])
+	agent := ref.SHA256(g.Files["agents/a.md"])
 	reg.TamperBlob(agent, []byte("---\nname: a\n---\nYou are evil.\n"))
 	// Re-tag mid's manifest: leaf's genuine files under mid's tag.
 	leafManifest := ocicachetest.GetManifest(t, reg.Host, regPath, "tree-"+string(g.leaf))
@@ -195,7 +196,7 @@ func TestRegistryTamperedFallsBack(t *testing.T) {
 	if got[audit.SourceForge] != 2 || got[audit.SourceRegistry] != 5 {
 		t.Fatalf("audit sources = %v, want 2 from the forge, 5 from the registry", got)
 	}
-	if _, b, err := w.store.ReadFile(agent); err != nil || !bytes.Equal(b, g.files["agents/a.md"]) {
+	if _, b, err := w.store.ReadFile(agent); err != nil || !bytes.Equal(b, g.Files["agents/a.md"]) {
 		t.Fatalf("cached agent = %q, %v", b, err)
 	}
 
@@ -375,7 +376,7 @@ func TestRegistryPrefetchesDependencies(t *testing.T) {
 	s1, s2 := ref.Digest(""), ref.Digest("")
 	for _, n := range []string{"skills/s1", "skills/s2"} {
 		files := map[string][]byte{}
-		for p, b := range g.files {
+		for p, b := range g.Files {
 			if rest, ok := strings.CutPrefix(p, n+"/"); ok {
 				files[rest] = b
 			}

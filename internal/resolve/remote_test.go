@@ -47,7 +47,7 @@ allowed_remote_resources:
   - %s
 `, agent, policy, s1, pin(wd.tree("skills/s2"), s2), wd.prefix())
 	hd := r.file("harness/h.yaml", harness)
-	wd.srv.AddRepo(wd.key, r.files)
+	wd.srv.AddRepo(wd.key, r.Files)
 	g.harnessURL = pin(wd.blob("harness/h.yaml"), hd)
 	return wd, g
 }
@@ -99,7 +99,7 @@ func TestRemoteHarnessGraph(t *testing.T) {
 	}
 	// The diamond's shared dependency is fetched once: one download of its
 	// SKILL.md blob although two skills depend on it.
-	midSkill := forgetest.GitBlobSHA1(g.files["skills/mid/SKILL.md"])
+	midSkill := forgetest.GitBlobSHA1(g.Files["skills/mid/SKILL.md"])
 	if c := w.requests("/git/blobs/" + midSkill); c != 1 {
 		t.Errorf("mid SKILL.md downloaded %d times, want 1", c)
 	}
@@ -108,8 +108,8 @@ func TestRemoteHarnessGraph(t *testing.T) {
 		t.Errorf("harness not rewritten: agent %q skills %q", res.Harness.Agent, res.Harness.Skills)
 	}
 	// Every remote content was scanned before caching; audit has every fetch.
-	if len(w.scanner.scanned) < 7 {
-		t.Errorf("scanned %d files: %v", len(w.scanner.scanned), w.scanner.scanned)
+	if len(w.scanner.Scanned()) < 7 {
+		t.Errorf("scanned %d files: %v", len(w.scanner.Scanned()), w.scanner.Scanned())
 	}
 	fetched := 0
 	for _, e := range w.audit.entries {
@@ -170,7 +170,7 @@ func TestPrefixTraversalRejected(t *testing.T) {
 	agent := r.file("agents/a.md", "agent\n")
 	h := writeDir(t, map[string]string{"harness/h.yaml": fmt.Sprintf("agent: %s\nskills:\n  - %s\nallowed_remote_resources: [%s]\n",
 		pin(w.blob("agents/a.md"), agent), pin(w.tree("skills/s"), s), w.prefix())})
-	w.srv.AddRepo(w.key, r.files)
+	w.srv.AddRepo(w.key, r.Files)
 	_, err := Resolve(context.Background(), h+"/harness/h.yaml", w.opts())
 	if !errors.Is(err, ref.ErrNotAllowed) {
 		t.Fatalf("err = %v, want not allowed", err)
@@ -229,7 +229,7 @@ func TestUntrustedHarnessURL(t *testing.T) {
 	if !errors.Is(err, ErrNotConfirmed) || !strings.Contains(err.Error(), "--yes") || !strings.Contains(err.Error(), "github.test") {
 		t.Fatalf("err = %v", err)
 	}
-	if n := len(w.scanner.scanned); n != 1 {
+	if n := len(w.scanner.Scanned()); n != 1 {
 		t.Errorf("fetched %d resources before confirmation, want only the harness", n)
 	}
 	// A prompt that says no.
@@ -269,7 +269,7 @@ func TestBlockedContentNotCached(t *testing.T) {
 	agent := r.file("agents/a.md", "agent\n")
 	h := writeDir(t, map[string]string{"harness/h.yaml": fmt.Sprintf("agent: %s\nskills:\n  - %s\nallowed_remote_resources: [%s]\n",
 		pin(w.blob("agents/a.md"), agent), pin(w.tree("skills/bad"), s), w.prefix())})
-	w.srv.AddRepo(w.key, r.files)
+	w.srv.AddRepo(w.key, r.Files)
 	_, err := Resolve(context.Background(), h+"/harness/h.yaml", w.opts())
 	if !errors.Is(err, ErrScanBlocked) {
 		t.Fatalf("err = %v", err)
@@ -287,7 +287,7 @@ func TestRemoteBase(t *testing.T) {
 	s := r.skill(t, "skills/b", nil, nil)
 	agent := r.file("agents/a.md", "agent\n")
 	base := r.file("bases/base.yaml", fmt.Sprintf("agent: ../agents/a.md#sha256=%s\nskills:\n  - ../skills/b#sha256=%s\n", agent, s))
-	w.srv.AddRepo(w.key, r.files)
+	w.srv.AddRepo(w.key, r.Files)
 	dir := writeDir(t, map[string]string{
 		"harness/h.yaml":        fmt.Sprintf("base: %s\nallowed_remote_resources: [%s]\nskills: [skills/local]\n", pin(w.blob("bases/base.yaml"), base), w.prefix()),
 		"skills/local/SKILL.md": skillMD(),

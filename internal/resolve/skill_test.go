@@ -67,8 +67,8 @@ func TestResolveSkillTwoLevels(t *testing.T) {
 		t.Errorf("leaf depth %d parent %s", leaf.Depth, leaf.Parent.URL)
 	}
 	// Scanned before caching: every file of all three trees.
-	if len(w.scanner.scanned) != 5 {
-		t.Errorf("scanned %v", w.scanner.scanned)
+	if len(w.scanner.Scanned()) != 5 {
+		t.Errorf("scanned %v", w.scanner.Scanned())
 	}
 	// Audit: one fetch per tree, with the given fetch type and trace id.
 	if len(w.audit.entries) != 3 {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/fullsend-ai/fullsend/internal/spantest"
 )
 
 // TestResolveSpans: a resolution is one "resolve" span with one
@@ -15,11 +15,7 @@ import (
 // bytes and source (forge when fetched, cache when warm). Not parallel:
 // it installs the global tracer provider.
 func TestResolveSpans(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	old := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(old) })
+	exp := spantest.Record(t)
 
 	w, g := buildGraphRepo(t, func(r *repo) *world { return newWorld(t, r) }, "")
 	o := w.opts()

@@ -9,8 +9,6 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
@@ -31,12 +29,7 @@ func TestRuntimeFetchWired(t *testing.T) {
 	}
 	srv := forgetest.NewGitHub(t, forgetest.Repos{"org/lib@v1": {"skills/fetched/SKILL.md": skill["SKILL.md"]}})
 	url := srv.TreeURL("org/lib@v1", "skills/fetched") + "#sha256=" + string(d)
-	fo := srv.FetchOptions()
-	cfg := config.Default()
-	cfg.AllowedRemoteResources = []string{"https://" + srv.WebHost() + "/"}
-	cfg.Forges = []config.Forge{srv.Forge()}
-	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
-	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	cfg := srv.OrgConfig("https://" + srv.WebHost() + "/")
 	f.cfg = cfg
 	f.write("script.yaml", fmt.Sprintf(`steps:
   - fetch_skill: {url: %q, save: SKILL_DIR}
@@ -57,7 +50,7 @@ func TestRuntimeFetchWired(t *testing.T) {
 	rep, err, _ := f.execute(p, run.ExecOptions{Fetch: &fetchsvc.Options{
 		Store: store, Scanner: pl, Audit: audit.Open(audit.Path(cacheDir)),
 		Network: func() (*resolve.Network, error) {
-			return resolve.NewNetwork(cfg, srv.Getenv(""), func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }), nil
+			return resolve.NewNetwork(cfg, srv.Getenv(""), srv.Reach), nil
 		},
 	}})
 	if err != nil {

@@ -7,16 +7,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/cli"
+	"github.com/fullsend-ai/fullsend/internal/cli/clitest"
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
 
 // envCLI makes a re-executed test binary behave as the fullsend CLI (the
@@ -26,38 +26,15 @@ const envCLI = "FULLSEND_RUNTEST_CLI"
 // TestMain: inside the local sandbox the test binary is
 // /usr/local/bin/fullsend, so `fullsend scan context` must reach the CLI.
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == "fullsend" || os.Getenv(envCLI) == "1" {
-		os.Unsetenv(envCLI)
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
-	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	clitest.ActAsCLI(envCLI)
 	os.Exit(m.Run())
 }
 
-// localAvailable skips when the local sandbox cannot run here.
-var localOnce sync.Once
-var localErr error
-
+// needLocal skips when the local sandbox cannot run here.
 func needLocal(t testing.TB) {
 	t.Helper()
-	localOnce.Do(func() {
-		b, err := sandbox.Open("local", sandbox.Options{})
-		if err != nil {
-			localErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		s, err := b.Provision(ctx, sandbox.Spec{})
-		if err != nil {
-			localErr = err
-			return
-		}
-		s.Terminate(context.Background())
-	})
-	if localErr != nil {
-		t.Skipf("local sandbox unavailable: %v", localErr)
+	if err := sandboxtest.Unavailable("local"); err != nil {
+		t.Skipf("local sandbox unavailable: %v", err)
 	}
 }
 

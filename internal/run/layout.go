@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
@@ -38,20 +38,10 @@ This repository keeps its instructions for coding agents in AGENTS.md:
 @AGENTS.md
 `
 
+// readBounded reads a host file whole, failing when it holds more than max
+// bytes.
 func readBounded(file string, max int64) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", file, max)
-	}
-	return data, nil
+	return limit.ReadFile(os.Open, file, max)
 }
 
 // contextFile is one file the host scan looks at.
@@ -154,12 +144,9 @@ func (r *repoFS) readIn(d *os.Root, name, rel string, max int64) ([]byte, error)
 	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
 		return nil, fmt.Errorf("%s: replaced while being opened", r.host(rel))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := limit.ReadAll(f, max)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.host(rel), err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", r.host(rel), max)
 	}
 	return data, nil
 }

@@ -5,12 +5,9 @@ import (
 	"context"
 	"testing"
 
-	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
+	"github.com/fullsend-ai/fullsend/internal/spantest"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
@@ -19,11 +16,7 @@ import (
 // decision, reason) and still passes denial lines to the configured log.
 // Not parallel: it installs the global tracer provider.
 func TestEgressEvents(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	old := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(old) })
+	exp := spantest.Record(t)
 
 	ctx, span := trace.Start(context.Background(), "run")
 	var log bytes.Buffer

@@ -104,14 +104,13 @@ func (s ssrfScanner) judge(host string) (string, Severity, string) {
 		a, isIP = netguard.EmbeddedDNSAddr(host)
 	}
 	if isIP {
-		if netguard.IsMetadata(a.String()) {
-			return RuleSSRFMetadata, Critical, "a cloud metadata endpoint"
+		switch class, why := netguard.CheckAddr(a, s.allowed); class {
+		case netguard.Metadata:
+			return RuleSSRFMetadata, Critical, why
+		case netguard.Internal:
+			return RuleSSRFInternal, Warning, "an internal address: " + why
 		}
-		internal, why := netguard.IsInternal(a)
-		if !internal || netguard.InPrefixes(a, s.allowed) {
-			return "", Info, ""
-		}
-		return RuleSSRFInternal, Warning, "an internal address: " + why
+		return "", Info, ""
 	}
 	if bad, why := netguard.InternalName(host); bad {
 		return RuleSSRFInternal, Warning, why

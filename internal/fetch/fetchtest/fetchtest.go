@@ -18,6 +18,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -137,9 +138,46 @@ func NewServer(t testing.TB, h http.Handler, names ...string) *httptest.Server {
 	return srv
 }
 
+// Sink listens on 127.0.0.1, accepts and closes every connection and
+// counts them, until the test ends; tests use it to prove that nothing
+// was ever dialled.
+func Sink(t testing.TB) (net.Listener, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	return ln, &accepted
+}
+
 // Loopback is 127.0.0.0/8, the network tests put in
 // fetch.Options.AllowedPrivateNetworks to reach their servers.
 var Loopback = netip.MustParsePrefix("127.0.0.0/8")
+
+// Hosts is a fixed fake DNS resolver: each host (as looked up, exact
+// case) answers its addresses, every time; an unknown host fails like
+// NXDOMAIN. Use Resolver to count lookups or to change answers.
+type Hosts map[string][]netip.Addr
+
+// LookupNetIP implements fetch.Resolver and sandbox.Resolver.
+func (h Hosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := h[host]; ok {
+		return append([]netip.Addr(nil), a...), nil
+	}
+	return nil, &net.DNSError{Err: "no such host (fetchtest hosts)", Name: host, IsNotFound: true}
+}
 
 // Resolver is a fake DNS resolver: each host maps to a sequence of answers,
 // the n-th lookup of a host getting the n-th answer (the last one repeats),

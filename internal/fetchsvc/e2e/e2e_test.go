@@ -15,14 +15,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/cli"
-	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/harness"
@@ -36,6 +33,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -45,24 +43,6 @@ func TestMain(m *testing.M) {
 	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	os.Exit(m.Run())
-}
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.String()
 }
 
 // fixture is a fake forge serving one skill, the org config and harness
@@ -76,7 +56,7 @@ type fixture struct {
 	store             *cas.Store
 	svc               *fetchsvc.Server
 	sess              sandbox.Session
-	log               *lockedWriter
+	log               *syncbuf.Buffer
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -96,17 +76,12 @@ func newFixture(t *testing.T) *fixture {
 		files["skills/python-linting/"+p] = b
 	}
 	srv := forgetest.NewGitHub(t, forgetest.Repos{"fullsend-ai/library@abc123": files, "attacker/evil@abc123": files})
-	f := &fixture{ctx: ctx, digest: d, cacheDir: t.TempDir(), log: &lockedWriter{w: &strings.Builder{}}}
+	f := &fixture{ctx: ctx, digest: d, cacheDir: t.TempDir(), log: &syncbuf.Buffer{}}
 	f.skillURL = srv.TreeURL("fullsend-ai/library@abc123", "skills/python-linting") + "#sha256=" + string(d)
 	f.evilURL = srv.TreeURL("attacker/evil@abc123", "skills/python-linting") + "#sha256=" + string(d)
 
 	// Org config and harness as a user would write them.
-	cfg := config.Default()
-	cfg.AllowedRemoteResources = []string{"https://" + srv.WebHost() + "/"}
-	cfg.Forges = []config.Forge{srv.Forge()}
-	fo := srv.FetchOptions()
-	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
-	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	cfg := srv.OrgConfig("https://" + srv.WebHost() + "/")
 	h, err := harness.Parse("h.yaml", []byte(fmt.Sprintf(`agent: agents/demo.md
 allowed_remote_resources:
   - https://%s/fullsend-ai/library/
@@ -125,7 +100,7 @@ allow_runtime_fetch: true
 	f.svc, err = fetchsvc.StartIfAllowed(ctx, h, fetchsvc.Options{
 		Config: cfg, Store: f.store, Scanner: pl, Audit: audit.Open(audit.Path(f.cacheDir)), TraceID: "trace-e2e", Log: f.log,
 		Network: func() (*resolve.Network, error) {
-			return resolve.NewNetwork(cfg, srv.Getenv(""), func(o *fetch.Options) { o.Resolver, o.RootCAs = fo.Resolver, fo.RootCAs }), nil
+			return resolve.NewNetwork(cfg, srv.Getenv(""), srv.Reach), nil
 		},
 	})
 	if err != nil || f.svc == nil {

@@ -268,6 +268,26 @@ func (s *Server) FetchOptions() fetch.Options {
 	return o
 }
 
+// OrgConfig returns the default org config reaching s as a user would write
+// it: s as its only forge, s's host names in allowed_domains, loopback in
+// allowed_private_networks, and allowed as allowed_remote_resources. What a
+// config cannot say (the fake resolver, the test CA) is Reach.
+func (s *Server) OrgConfig(allowed ...string) *config.Config {
+	cfg := config.Default()
+	cfg.AllowedRemoteResources = allowed
+	cfg.Forges = []config.Forge{s.Forge()}
+	fo := s.FetchOptions()
+	cfg.Security.RemoteResources.AllowedDomains = fo.AllowedDomains
+	cfg.Security.RemoteResources.AllowedPrivateNetworks = fo.AllowedPrivateNetworks
+	return cfg
+}
+
+// Reach sets s's resolver and the test CA on o, for fetch clients built
+// from OrgConfig (the option function of resolve.NewNetwork).
+func (s *Server) Reach(o *fetch.Options) {
+	o.Resolver, o.RootCAs = s.resolver, fetchtest.CertPool()
+}
+
 // TreeURL is the web URL of a directory of key ("owner/repo@ref").
 func (s *Server) TreeURL(key, path string) string { return s.webURL(key, "tree", path) }
 

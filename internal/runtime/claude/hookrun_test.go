@@ -3,19 +3,17 @@ package claude_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/fullsend-ai/fullsend/internal/cli"
+	"github.com/fullsend-ai/fullsend/internal/cli/clitest"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 )
 
 // envCLI makes a re-executed test binary act as the fullsend CLI, so the
@@ -24,11 +22,7 @@ import (
 const envCLI = "FULLSEND_CLAUDETEST_CLI"
 
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == "fullsend" || os.Getenv(envCLI) == "1" {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
-	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	clitest.ActAsCLI(envCLI)
 	os.Exit(m.Run())
 }
 
@@ -163,18 +157,7 @@ func TestAllowlistHookRun(t *testing.T) {
 // The same hook command, run by the sandbox shell against the real
 // /usr/local/bin/fullsend of the local backend.
 func TestRealSandboxAllowlistHook(t *testing.T) {
-	b, err := local.New(sandbox.Options{TempDir: t.TempDir()})
-	var s sandbox.Session
-	if err == nil {
-		s, err = b.Provision(context.Background(), sandbox.Spec{WorkDir: runtime.WorkspaceDir})
-	}
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Terminate(context.Background())
+	s := runtimetest.LocalSession(t, sandbox.Spec{WorkDir: runtime.WorkspaceDir})
 	ctx := context.Background()
 	host := t.TempDir()
 	agent := filepath.Join(host, "triage.md")

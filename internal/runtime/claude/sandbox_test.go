@@ -2,7 +2,6 @@ package claude_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,26 +9,15 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
+	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 )
 
 // TestRealSandbox runs the fake CLI inside the local namespaces backend:
 // bootstrap, hook wiring, .env sourcing, environment, working directory,
 // stream parsing and transcript download all go through a real session.
 func TestRealSandbox(t *testing.T) {
-	b, err := local.New(sandbox.Options{TempDir: t.TempDir()})
-	var s sandbox.Session
-	if err == nil {
-		s, err = b.Provision(context.Background(), sandbox.Spec{WorkDir: runtime.WorkspaceDir})
-	}
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Terminate(context.Background())
+	s := runtimetest.LocalSession(t, sandbox.Spec{WorkDir: runtime.WorkspaceDir})
 	ctx := context.Background()
 	must := func(err error) {
 		t.Helper()

@@ -5,11 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/spantest"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
@@ -19,11 +16,7 @@ import (
 // every event still reaches the run. Not parallel: it installs the global
 // tracer provider.
 func TestEventSpans(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	old := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(old) })
+	exp := spantest.Record(t)
 
 	ctx, agent := trace.Start(context.Background(), "invoke_agent a")
 	var passed int
@@ -90,11 +83,7 @@ func TestEventSpans(t *testing.T) {
 // tool call under the caller's span: chat spans, execute_tool spans, the
 // denied one "blocked" with its hook verdict.
 func TestRunSpans(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	old := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(old) })
+	exp := spantest.Record(t)
 	f := setup(t)
 	ctx, agent := trace.Start(context.Background(), "invoke_agent code")
 	must(t, f.rt.Bootstrap(ctx, f.s, f.boot))

@@ -2,7 +2,6 @@ package native
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,26 +10,15 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/model/modeltest"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 )
 
 // TestLocalSandbox drives the tools against the real local backend (skipped
 // where it cannot run): the commands the tools use must exist there.
 func TestLocalSandbox(t *testing.T) {
-	b, err := local.New(sandbox.Options{TempDir: t.TempDir()})
-	if err != nil {
-		t.Skipf("local backend unavailable: %v", err)
-	}
+	s := runtimetest.LocalSession(t, sandbox.Spec{})
 	ctx := context.Background()
-	s, err := b.Provision(ctx, sandbox.Spec{})
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("local backend unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Terminate(ctx)
 	if res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"mkdir", "-p", repoDir}}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("mkdir: %v %s", err, res.Stderr)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/frontmatter"
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 )
 
@@ -144,7 +145,7 @@ func BuildRegistry(skills []runtime.Skill, configDir string) (*SkillRegistry, er
 			root.Close()
 			return nil, fmt.Errorf("skill %q: indexing %s: %w", sk.Name, sk.HostDir, err)
 		}
-		md, err := readRootFile(root, "SKILL.md", MaxSkillMDBytes)
+		md, err := limit.ReadFile(root.Open, "SKILL.md", MaxSkillMDBytes)
 		root.Close()
 		if err != nil {
 			return nil, fmt.Errorf("skill %q: %w", sk.Name, err)
@@ -158,22 +159,6 @@ func BuildRegistry(skills []runtime.Skill, configDir string) (*SkillRegistry, er
 		reg.Skills = append(reg.Skills, s)
 	}
 	return reg, nil
-}
-
-func readRootFile(root *os.Root, name string, max int64) ([]byte, error) {
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, max)
-	}
-	return data, nil
 }
 
 type skillMeta struct {
@@ -238,7 +223,7 @@ func readHostSkillFile(s *Skill, rel string) ([]byte, error) {
 		return nil, fmt.Errorf("skill %q: %w", s.Name, err)
 	}
 	defer root.Close()
-	data, err := readRootFile(root, filepath.FromSlash(rel), MaxSkillFileBytes)
+	data, err := limit.ReadFile(root.Open, filepath.FromSlash(rel), MaxSkillFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("skill %q: %w", s.Name, err)
 	}

@@ -5,12 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/model/modeltest"
+	"github.com/fullsend-ai/fullsend/internal/spantest"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
@@ -19,11 +16,7 @@ import (
 // is an event on an otherwise completed call. Not parallel: it installs
 // the global tracer provider.
 func TestToolSpansVerdicts(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	old := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(old) })
+	exp := spantest.Record(t)
 	h := newHarnessEnv(t, model.APIOpenAI,
 		modeltest.Call("g1", "bash", map[string]any{"command": "curl http://169.254.169.254/latest/meta-data/"}),
 		modeltest.Call("p1", "bash", map[string]any{"command": "echo aws_key=AKIAABCDEFGHIJKLMNOP"}),

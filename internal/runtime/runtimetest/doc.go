@@ -14,4 +14,8 @@
 // paths, Execs (requests seen), WriteScript (fake executables). A missing
 // program exits 127, a timeout gives ExitCode -1 and TimedOut, calls after
 // Terminate fail.
+//
+// LocalSession is the real thing for the tests that need it: a session of
+// the local namespaces backend, skipping the test where that backend is
+// unavailable.
 package runtimetest

@@ -3,36 +3,22 @@ package script_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
 	"github.com/fullsend-ai/fullsend/internal/runtime/script"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 )
 
 // localSession provisions a real namespaces sandbox (no network), skipping
 // when the machine cannot create one.
 func localSession(t *testing.T) sandbox.Session {
 	t.Helper()
-	b, err := local.New(sandbox.Options{TempDir: t.TempDir()})
-	if err == nil {
-		var s sandbox.Session
-		s, err = b.Provision(context.Background(), sandbox.Spec{WorkDir: runtime.WorkspaceDir})
-		if err == nil {
-			t.Cleanup(func() { _ = s.Terminate(context.Background()) })
-			return s
-		}
-	}
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skip(err)
-	}
-	t.Fatal(err)
-	return nil
+	return runtimetest.LocalSession(t, sandbox.Spec{WorkDir: runtime.WorkspaceDir})
 }
 
 // TestRealSandbox runs bootstrap and a script through the local backend:

@@ -3,7 +3,6 @@ package egress_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,12 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 // TestCheckAdversarial: destinations a hostile sandbox might try.
 func TestCheckAdversarial(t *testing.T) {
-	r := fakeResolver{
+	r := fetchtest.Hosts{
 		"meta.test":          {netip.MustParseAddr("169.254.169.254")},
 		"meta6.test":         {netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("fd00:ec2::254")},
 		"oracle.test":        {netip.MustParseAddr("192.0.0.192")},
@@ -43,11 +44,7 @@ func TestCheckAdversarial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		host string
-		port int
-		deny string
-	}{
+	expectChecks(t, p, []checkCase{
 		{"meta.test", 80, "metadata"},
 		{"meta6.test", 443, "metadata"},
 		{"169.254.169.254", 80, "metadata"},
@@ -68,33 +65,21 @@ func TestCheckAdversarial(t *testing.T) {
 		{"ok.example.com", 8443, "not in the sandbox allowlist"},
 		{"[2606:4700::1111]", 443, ""},
 		{"OK.Example.COM.", 443, ""},
-	} {
-		_, err := p.Check(context.Background(), c.host, c.port)
-		if c.deny == "" {
-			if err != nil {
-				t.Errorf("%q:%d denied: %v", c.host, c.port, err)
-			}
-			continue
-		}
-		var d *egress.Denial
-		if err == nil || !errors.As(err, &d) || !strings.Contains(err.Error(), c.deny) {
-			t.Errorf("%q:%d: %v, want denial containing %q", c.host, c.port, err, c.deny)
-		}
-	}
+	})
 }
 
 // proxyEnv is a proxy allowing ok.test (-> 127.0.0.1) on the port of one
 // upstream server that records what it receives.
 type proxyEnv struct {
 	addr, port string
-	log        *syncBuf
+	log        *syncbuf.Buffer
 	mu         sync.Mutex
 	seen       []string // "Host path" per request the upstream served
 }
 
 func newProxyEnv(t *testing.T) *proxyEnv {
 	t.Helper()
-	pe := &proxyEnv{log: &syncBuf{}}
+	pe := &proxyEnv{log: &syncbuf.Buffer{}}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		pe.mu.Lock()
@@ -104,22 +89,12 @@ func newProxyEnv(t *testing.T) *proxyEnv {
 	}))
 	t.Cleanup(up.Close)
 	_, pe.port, _ = net.SplitHostPort(up.Listener.Addr().String())
-	p, err := egress.New(egress.Config{
+	_, pe.addr = startProxy(t, egress.Config{
 		Allow:                  []string{"ok.test:" + pe.port},
 		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Resolver:               fakeResolver{"ok.test": {netip.MustParseAddr("127.0.0.1")}, "no.test": {netip.MustParseAddr("127.0.0.1")}},
+		Resolver:               fetchtest.Hosts{"ok.test": {netip.MustParseAddr("127.0.0.1")}, "no.test": {netip.MustParseAddr("127.0.0.1")}},
 		Log:                    pe.log,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pe.addr = ln.Addr().String()
-	go p.Serve(ln)
-	t.Cleanup(func() { p.Close() })
 	return pe
 }
 
@@ -281,21 +256,12 @@ func TestDialsVettedAddress(t *testing.T) {
 		defer bad.Close()
 	}
 	r := &seqResolver{answers: [][]netip.Addr{{netip.MustParseAddr("127.0.0.1")}, {netip.MustParseAddr("127.0.0.2")}}}
-	p, err := egress.New(egress.Config{
+	_, addr := startProxy(t, egress.Config{
 		Allow:                  []string{"rebind.test:" + port},
 		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		Resolver:               r,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(ln)
-	defer p.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

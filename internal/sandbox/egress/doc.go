@@ -4,9 +4,9 @@
 // It owns one rule: a sandbox may open a connection to HOST:PORT only when
 // HOST:PORT matches an allowlist entry (host patterns matched by
 // netguard.MatchHost; "*.x" covers subdomains only; an entry without a port
-// admits 80 and 443) and every address HOST resolves to is public
-// (netguard.IsInternal), unless the address lies in an allowed private network
-// or HOST:PORT is one of the runner's Services. Cloud metadata hosts and
+// admits 80 and 443) and every address HOST resolves to passes
+// netguard.CheckAddr with the allowed private networks as its exemptions, or
+// HOST:PORT is one of the runner's Services. Cloud metadata hosts and
 // addresses are always refused, even inside an allowed private network. HOST
 // must be an IP literal without a zone or a DNS name in the form package ref
 // accepts (ASCII, at most 253 bytes, no legacy numeric IPv4 forms); anything

@@ -238,10 +238,10 @@ func (p *Proxy) check(ctx context.Context, host string, port int, allow []sandbo
 		}
 	}
 	for _, a := range addrs {
-		if netguard.IsMetadata(a.String()) {
+		switch class, why := netguard.CheckAddr(a, priv); class {
+		case netguard.Metadata:
 			return deny("resolves to cloud metadata address %s", a)
-		}
-		if in, why := netguard.IsInternal(a); in && !netguard.InPrefixes(a, priv) {
+		case netguard.Internal:
 			return deny("resolves to internal address %s (%s); %s", a, why, hintInternal(a, port))
 		}
 	}
@@ -388,25 +388,11 @@ func (p *Proxy) handle(c net.Conn) {
 		return addrs, err
 	}
 	if req.Method == http.MethodConnect {
-		host, port, err := splitHostPortDefault(req.RequestURI, 443)
-		if err != nil {
-			respond(c, http.StatusBadRequest, err.Error())
-			return
-		}
-		addrs, err := checked(host, port)
-		if err != nil {
-			respond(c, http.StatusForbidden, err.Error())
-			return
-		}
-		up, err := p.dial(ctx, addrs, port)
-		if err != nil {
-			respond(c, http.StatusBadGateway, "connect "+net.JoinHostPort(host, strconv.Itoa(port))+": upstream unreachable")
+		up := p.upstream(ctx, c, req.RequestURI, 443, checked, "connect %s: upstream unreachable")
+		if up == nil {
 			return
 		}
 		defer up.Close()
-		if !p.track(up, true) {
-			return
-		}
 		defer p.track(up, false)
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			return
@@ -425,25 +411,11 @@ func (p *Proxy) handle(c net.Conn) {
 		respond(c, http.StatusBadRequest, "only CONNECT and absolute http:// requests are proxied")
 		return
 	}
-	host, port, err := splitHostPortDefault(req.URL.Host, 80)
-	if err != nil {
-		respond(c, http.StatusBadRequest, err.Error())
-		return
-	}
-	addrs, err := checked(host, port)
-	if err != nil {
-		respond(c, http.StatusForbidden, err.Error())
-		return
-	}
-	up, err := p.dial(ctx, addrs, port)
-	if err != nil {
-		respond(c, http.StatusBadGateway, "upstream "+net.JoinHostPort(host, strconv.Itoa(port))+" unreachable")
+	up := p.upstream(ctx, c, req.URL.Host, 80, checked, "upstream %s unreachable")
+	if up == nil {
 		return
 	}
 	defer up.Close()
-	if !p.track(up, true) {
-		return
-	}
 	defer p.track(up, false)
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
@@ -453,6 +425,35 @@ func (p *Proxy) handle(c net.Conn) {
 		return
 	}
 	io.Copy(c, up)
+}
+
+// upstream opens the connection for target (host[:port], port def when
+// absent): checked vets the destination, a vetted address is dialled and
+// the connection tracked, so Close cuts it. On any failure it answers c
+// (400, 403, or 502 with unreachable, a format for "HOST:PORT") and
+// returns nil. The caller closes the connection and untracks it.
+func (p *Proxy) upstream(ctx context.Context, c net.Conn, target string, def int,
+	checked func(string, int) ([]netip.Addr, error), unreachable string) net.Conn {
+	host, port, err := splitHostPortDefault(target, def)
+	if err != nil {
+		respond(c, http.StatusBadRequest, err.Error())
+		return nil
+	}
+	addrs, err := checked(host, port)
+	if err != nil {
+		respond(c, http.StatusForbidden, err.Error())
+		return nil
+	}
+	up, err := p.dial(ctx, addrs, port)
+	if err != nil {
+		respond(c, http.StatusBadGateway, fmt.Sprintf(unreachable, net.JoinHostPort(host, strconv.Itoa(port))))
+		return nil
+	}
+	if !p.track(up, true) {
+		up.Close()
+		return nil
+	}
+	return up
 }
 
 func pipe(a, b net.Conn) {

@@ -2,7 +2,6 @@ package egress_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,22 +11,14 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
-type fakeResolver map[string][]netip.Addr
-
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := f[host]; ok {
-		return a, nil
-	}
-	return nil, fmt.Errorf("no such host %s", host)
-}
-
-var res = fakeResolver{
+var res = fetchtest.Hosts{
 	"api.github.com":     {netip.MustParseAddr("140.82.112.6")},
 	"a.example.com":      {netip.MustParseAddr("93.184.216.34")},
 	"example.com":        {netip.MustParseAddr("93.184.216.34")},
@@ -47,11 +38,7 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		host string
-		port int
-		deny string // "" = allowed
-	}{
+	expectChecks(t, p, []checkCase{
 		{"api.github.com", 443, ""},
 		{"API.GITHUB.COM.", 80, ""},
 		{"api.github.com", 22, "not in the sandbox allowlist"},
@@ -67,41 +54,41 @@ func TestCheck(t *testing.T) {
 		{"169.254.169.254", 80, "metadata"},
 		{"metadata.google.internal", 80, "metadata"},
 		{"nosuch.example.com", 443, "resolve"},
-	} {
+	})
+}
+
+// checkCase is one Check call: the destination and a substring of the
+// denial, "" when the destination must be allowed.
+type checkCase struct {
+	host string
+	port int
+	deny string
+}
+
+// expectChecks runs Check for every case: an allowed case must pass, a
+// denied one must fail with a *egress.Denial containing deny.
+func expectChecks(t *testing.T, p *egress.Proxy, cases []checkCase) {
+	t.Helper()
+	for _, c := range cases {
 		_, err := p.Check(context.Background(), c.host, c.port)
 		if c.deny == "" {
 			if err != nil {
-				t.Errorf("%s:%d denied: %v", c.host, c.port, err)
+				t.Errorf("%q:%d denied: %v", c.host, c.port, err)
 			}
 			continue
 		}
 		var d *egress.Denial
 		if err == nil || !errors.As(err, &d) || !strings.Contains(err.Error(), c.deny) {
-			t.Errorf("%s:%d: %v, want denial containing %q", c.host, c.port, err, c.deny)
+			t.Errorf("%q:%d: %v, want denial containing %q", c.host, c.port, err, c.deny)
 		}
 	}
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-// TestServe drives the proxy over a real listener: plain HTTP, CONNECT, a
-// denial (logged with host and port) and one request per connection.
-func TestServe(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "upstream "+r.URL.Path) }))
-	defer up.Close()
-	_, port, _ := net.SplitHostPort(up.Listener.Addr().String())
-	var log syncBuf
-	p, err := egress.New(egress.Config{
-		Allow: []string{"ok.test:" + port}, AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Resolver: fakeResolver{"ok.test": {netip.MustParseAddr("127.0.0.1")}, "no.test": {netip.MustParseAddr("127.0.0.1")}},
-		Log:      &log,
-	})
+// startProxy serves a proxy made from c on a loopback listener until the
+// test ends and returns it with its address.
+func startProxy(t *testing.T, c egress.Config) (*egress.Proxy, string) {
+	t.Helper()
+	p, err := egress.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +97,24 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	go p.Serve(ln)
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
+	return p, ln.Addr().String()
+}
+
+// TestServe drives the proxy over a real listener: plain HTTP, CONNECT, a
+// denial (logged with host and port) and one request per connection.
+func TestServe(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "upstream "+r.URL.Path) }))
+	defer up.Close()
+	_, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	var log syncbuf.Buffer
+	_, addr := startProxy(t, egress.Config{
+		Allow: []string{"ok.test:" + port}, AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Resolver: fetchtest.Hosts{"ok.test": {netip.MustParseAddr("127.0.0.1")}, "no.test": {netip.MustParseAddr("127.0.0.1")}},
+		Log:      &log,
+	})
 	roundTrip := func(req string) string {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +130,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("denied host: %q", got)
 	}
 	// CONNECT then speak HTTP through the tunnel.
-	c, err := net.Dial("tcp", ln.Addr().String())
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 // decisions is a Log that is also an egress.Recorder.
 type decisions struct {
-	syncBuf
+	syncbuf.Buffer
 	mu  sync.Mutex
 	got []string
 }
@@ -41,22 +43,13 @@ func TestRecorder(t *testing.T) {
 	defer up.Close()
 	_, port, _ := net.SplitHostPort(up.Listener.Addr().String())
 	log := &decisions{}
-	p, err := egress.New(egress.Config{
+	_, addr := startProxy(t, egress.Config{
 		Allow: []string{"ok.test:" + port}, AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
-		Resolver: fakeResolver{"ok.test": {netip.MustParseAddr("127.0.0.1")}},
+		Resolver: fetchtest.Hosts{"ok.test": {netip.MustParseAddr("127.0.0.1")}},
 		Log:      log,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(ln)
-	defer p.Close()
 	for _, host := range []string{"OK.test", "no.test"} {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,17 +72,9 @@ func TestCloseCutsUpstream(t *testing.T) {
 		}
 	}()
 	svc := up.Addr().String()
-	p, err := egress.New(egress.Config{Services: []string{svc}, Resolver: res})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(ln)
+	p, addr := startProxy(t, egress.Config{Services: []string{svc}, Resolver: res})
 
-	tunnel, err := net.Dial("tcp", ln.Addr().String())
+	tunnel, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +85,7 @@ func TestCloseCutsUpstream(t *testing.T) {
 		t.Fatalf("CONNECT: %v %v", resp, err)
 	}
 	io.WriteString(tunnel, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
-	plain, err := net.Dial("tcp", ln.Addr().String())
+	plain, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

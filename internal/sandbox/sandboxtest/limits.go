@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 const mib = 1 << 20
@@ -145,7 +146,7 @@ func (s *suite) outputLimit(t *testing.T) {
 	}
 	// Past it: the command is killed, the error says why, the output is cut at the limit.
 	m := marker()
-	var live syncBuf
+	var live syncbuf.Buffer
 	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	res, err := ss.Exec(rctx, sandbox.ExecRequest{Args: []string{"sh", "-c", "head -c 40000 /dev/zero >&2; head -c 1000000 /dev/zero; sleep " + m}, Stdout: &live})
 	cancel()

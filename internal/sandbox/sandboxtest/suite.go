@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 // PidsSlack is how many tasks beyond Limits.Pids a backend may allow for
@@ -350,28 +351,11 @@ func okServer(t *testing.T, tlsServer bool) (*httptest.Server, string) {
 	return srv, port
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func (s *suite) proxyAllowlist(t *testing.T) {
 	_, port := okServer(t, false)
 	_, tport := okServer(t, true)
 	_, sport := okServer(t, false)
-	var log syncBuf
+	var log syncbuf.Buffer
 	ss := s.provision(t, sandbox.Spec{Network: sandbox.Network{
 		Allow:    []string{"allowed.test:" + port, "*.wild.test:" + tport},
 		Services: []string{"127.0.0.1:" + sport},
@@ -412,7 +396,7 @@ func (s *suite) proxyAllowlist(t *testing.T) {
 
 func (s *suite) proxyInternal(t *testing.T) {
 	_, port := okServer(t, false)
-	var log syncBuf
+	var log syncbuf.Buffer
 	b, _ := s.backend(t, false) // loopback NOT exempted
 	ss := provisionOn(t, b, sandbox.Spec{Network: sandbox.Network{Allow: []string{"allowed.test:" + port}, Log: &log}})
 	r := run(t, ss, helperReq("get", "http://allowed.test:"+port+"/"))

@@ -181,8 +181,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func selector(r *http.Request) (labels.Selector, error) {
-	return labels.Parse(r.URL.Query().Get("labelSelector"))
+// listed returns the objects of m in namespace ns whose labels match the
+// request's labelSelector (an unparsable selector is the error).
+func listed[T any, PT interface {
+	*T
+	GetLabels() map[string]string
+}](s *Server, r *http.Request, m map[string]PT, ns string) ([]T, error) {
+	sel, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []T
+	for k, o := range m {
+		if strings.HasPrefix(k, ns+"/") && sel.Matches(labels.Set(o.GetLabels())) {
+			out = append(out, *o)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) pod(w http.ResponseWriter, r *http.Request, ns, name string) {
@@ -221,20 +238,12 @@ func (s *Server) pod(w http.ResponseWriter, r *http.Request, ns, name string) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusCreated, &p)
 	case r.Method == http.MethodGet && name == "":
-		sel, err := selector(r)
+		items, err := listed(s, r, s.pods, ns)
 		if err != nil {
 			status(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
 			return
 		}
-		list := corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
-		s.mu.Lock()
-		for k, p := range s.pods {
-			if strings.HasPrefix(k, ns+"/") && sel.Matches(labels.Set(p.Labels)) {
-				list.Items = append(list.Items, *p)
-			}
-		}
-		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, &list)
+		writeJSON(w, http.StatusOK, &corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: items})
 	case r.Method == http.MethodGet:
 		s.mu.Lock()
 		p, ok := s.pods[key]
@@ -279,20 +288,13 @@ func (s *Server) np(w http.ResponseWriter, r *http.Request, ns, name string) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusCreated, &p)
 	case r.Method == http.MethodGet && name == "":
-		sel, err := selector(r)
+		items, err := listed(s, r, s.nps, ns)
 		if err != nil {
 			status(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
 			return
 		}
-		list := networkingv1.NetworkPolicyList{TypeMeta: metav1.TypeMeta{Kind: "NetworkPolicyList", APIVersion: "networking.k8s.io/v1"}}
-		s.mu.Lock()
-		for k, p := range s.nps {
-			if strings.HasPrefix(k, ns+"/") && sel.Matches(labels.Set(p.Labels)) {
-				list.Items = append(list.Items, *p)
-			}
-		}
-		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, &list)
+		writeJSON(w, http.StatusOK, &networkingv1.NetworkPolicyList{
+			TypeMeta: metav1.TypeMeta{Kind: "NetworkPolicyList", APIVersion: "networking.k8s.io/v1"}, Items: items})
 	case r.Method == http.MethodGet:
 		s.mu.Lock()
 		p, ok := s.nps[key]

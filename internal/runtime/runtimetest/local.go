@@ -1,0 +1,31 @@
+package runtimetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
+)
+
+// LocalSession provisions spec in a real local-backend sandbox (temporary
+// files under t.TempDir) and terminates it when the test ends. The test is
+// skipped where the local backend is unavailable (sandbox.ErrUnavailable)
+// and fails on any other error.
+func LocalSession(t testing.TB, spec sandbox.Spec) sandbox.Session {
+	t.Helper()
+	b, err := local.New(sandbox.Options{TempDir: t.TempDir()})
+	if err == nil {
+		var s sandbox.Session
+		if s, err = b.Provision(context.Background(), spec); err == nil {
+			t.Cleanup(func() { _ = s.Terminate(context.Background()) })
+			return s
+		}
+	}
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		t.Skip(err)
+	}
+	t.Fatal(err)
+	return nil
+}
