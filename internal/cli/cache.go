@@ -22,8 +22,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 )
 
-func init() { register(newCacheCmd) }
-
 func newCacheCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache",

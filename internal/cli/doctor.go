@@ -18,8 +18,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
-func init() { register(newDoctorCmd) }
-
 // Doctor check statuses.
 const (
 	doctorOK   = "ok"

@@ -14,8 +14,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/gateway"
 )
 
-func init() { register(newEgressGatewayCmd) }
-
 // DefaultEgressKeyEnv is the variable the gateway reads its signing key from.
 const DefaultEgressKeyEnv = "FULLSEND_EGRESS_KEY"
 

@@ -9,8 +9,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 )
 
-func init() { register(newFetchSkillCmd) }
-
 // newFetchSkillCmd is `fullsend fetch-skill URL`, run by agents inside the
 // sandbox: it asks the runner's fetch service (FULLSEND_FETCH_URL, bearer
 // token FULLSEND_FETCH_TOKEN, both injected by the runner) for a pinned

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newGraphCmd) }
-
 func newGraphCmd(env *Env) *cobra.Command {
 	var f ResolveFlags
 	var format string

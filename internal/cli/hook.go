@@ -8,8 +8,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/hooks"
 )
 
-func init() { register(newHookCmd) }
-
 // hookBlockCode is the exit status Claude Code reads as "block, stderr is
 // the reason". Every failure of a hook exits with it (fail closed).
 const hookBlockCode = 2

@@ -12,8 +12,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/scaffold"
 )
 
-func init() { register(newInitCmd) }
-
 func newInitCmd(env *Env) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{

@@ -13,8 +13,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 )
 
-func init() { register(newLockCmd) }
-
 // testOnlyNow is the clock of `fullsend lock`.
 var testOnlyNow = time.Now
 

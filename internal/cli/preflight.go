@@ -13,7 +13,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/model"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
-	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
@@ -29,7 +29,7 @@ var errUnknownRuntime = errors.New("unknown runtime")
 // checkRuntimeName reports whether name is a registered runtime (script,
 // native, claude).
 func checkRuntimeName(name string) error {
-	known := runtime.Names()
+	known := builtin.Names()
 	if slices.Contains(known, name) {
 		return nil
 	}

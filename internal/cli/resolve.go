@@ -24,8 +24,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
-func init() { register(newResolveCmd) }
-
 // testOnlyFetchOptions lets tests point the fetch client at a loopback
 // fake forge (test CA, fake resolver).
 var testOnlyFetchOptions func(*fetch.Options)

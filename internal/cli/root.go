@@ -119,17 +119,24 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-var (
-	registryMu sync.Mutex
-	registry   []func(*Env) *cobra.Command
-)
-
-// register adds a top-level command constructor. Each command file calls it
-// from its own init function, so commands stay in their own files.
-func register(f func(*Env) *cobra.Command) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	registry = append(registry, f)
+// commands lists the top-level commands, each built by its own file's
+// constructor: adding a command is one line here.
+var commands = []func(*Env) *cobra.Command{
+	newValidateCmd,
+	newResolveCmd,
+	newLockCmd,
+	newGraphCmd,
+	newRunCmd,
+	newRunsCmd,
+	newScanCmd,
+	newCacheCmd,
+	newSandboxCmd,
+	newHookCmd,
+	newFetchSkillCmd,
+	newEgressGatewayCmd,
+	newInitCmd,
+	newDoctorCmd,
+	newVersionCmd,
 }
 
 // IsTerminal reports whether w is a terminal (progress output and prompts are
@@ -192,10 +199,7 @@ interrupted (Ctrl-C, SIGTERM).`,
 	pf.BoolVarP(&env.Quiet, "quiet", "q", false, "no progress output and no notes on stderr; warnings and errors still show")
 	pf.BoolVarP(&env.Verbose, "verbose", "v", false, "more progress output: every fetch started, cache hit, agent turn, tool call and runtime notice")
 
-	registryMu.Lock()
-	ctors := append([]func(*Env) *cobra.Command(nil), registry...)
-	registryMu.Unlock()
-	for _, ctor := range ctors {
+	for _, ctor := range commands {
 		root.AddCommand(ctor(env))
 	}
 	return root

@@ -25,8 +25,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
-func init() { register(newRunCmd) }
-
 type runFlags struct {
 	runtime, script, sandbox, targetRepo, prompt, resume string
 	native                                               nativeFlags

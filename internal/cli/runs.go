@@ -16,8 +16,6 @@ import (
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 )
 
-func init() { register(newRunsCmd) }
-
 func newRunsCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",

@@ -19,8 +19,6 @@ import (
 	_ "github.com/fullsend-ai/fullsend/internal/sandbox/local" // registers "local"; re-exec hook
 )
 
-func init() { register(newSandboxCmd) }
-
 func newSandboxCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",

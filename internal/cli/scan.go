@@ -16,8 +16,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
-func init() { register(newScanCmd) }
-
 // maxScanFile bounds the size of one scanned file; larger files are
 // reported (critical in closed mode), not silently skipped.
 const maxScanFile = 64 << 20

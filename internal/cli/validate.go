@@ -11,8 +11,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/harness"
 )
 
-func init() { register(newValidateCmd) }
-
 // validateJSON is the --json shape of validate.
 type validateJSON struct {
 	Harness   string             `json:"harness"`

@@ -15,8 +15,6 @@ var (
 	commit  = ""
 )
 
-func init() { register(newVersionCmd) }
-
 type versionInfo struct {
 	Version  string `json:"version"`
 	Commit   string `json:"commit"`

@@ -19,14 +19,13 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 
-	// Runtimes and sandbox backends register themselves.
-	_ "github.com/fullsend-ai/fullsend/internal/runtime/claude"
-	_ "github.com/fullsend-ai/fullsend/internal/runtime/script"
+	// Sandbox backends register themselves.
 	_ "github.com/fullsend-ai/fullsend/internal/sandbox/docker"
 	_ "github.com/fullsend-ai/fullsend/internal/sandbox/local"
 )
@@ -50,7 +49,7 @@ type ExecOptions struct {
 	// SandboxOptions)).
 	Backend        sandbox.Backend
 	SandboxOptions sandbox.Options
-	// Runtime runs the agent (nil: runtime.Get(plan.Runtime)).
+	// Runtime runs the agent (nil: builtin.Get(plan.Runtime)).
 	Runtime runtime.Runtime
 	// Progress receives the run's progress events: each phase's start and
 	// end, the agent's turns and tool calls, model retries (nil: none).
@@ -507,7 +506,7 @@ func (x *execution) bootstrap(ctx context.Context) error {
 	rt := x.o.Runtime
 	if rt == nil {
 		var err error
-		if rt, err = runtime.Get(p.Runtime); err != nil {
+		if rt, err = builtin.Get(p.Runtime); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
@@ -250,49 +249,7 @@ type HooksBootstrap interface {
 // Factory builds a fresh Runtime for one run.
 type Factory func() Runtime
 
-var (
-	mu       sync.RWMutex
-	registry = map[string]Factory{}
-)
-
-// Register makes a runtime available under name. It panics on an empty or
-// duplicate name or a nil factory (a programming error, caught at init).
-func Register(name string, f Factory) {
-	mu.Lock()
-	defer mu.Unlock()
-	if name == "" || f == nil {
-		panic("runtime: Register with empty name or nil factory")
-	}
-	if _, dup := registry[name]; dup {
-		panic("runtime: Register called twice for " + name)
-	}
-	registry[name] = f
-}
-
-// Get returns a fresh Runtime registered under name.
-func Get(name string) (Runtime, error) {
-	mu.RLock()
-	f, ok := registry[name]
-	mu.RUnlock()
-	if !ok {
-		return nil, &UnknownError{Name: name, Known: Names()}
-	}
-	return f(), nil
-}
-
-// Names lists the registered runtimes, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// UnknownError is returned by Get for an unregistered name.
+// UnknownError is returned by builtin.Get for a name that is not a runtime.
 type UnknownError struct {
 	Name  string
 	Known []string

@@ -2,54 +2,13 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/runtimetest"
-	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
-
-type stub struct{ name string }
-
-func (s stub) Name() string                                          { return s.name }
-func (stub) ConfigDir() string                                       { return runtime.ClaudeConfigDir }
-func (stub) Env(runtime.BootstrapInput) map[string]string            { return nil }
-func (stub) CleanupIteration(context.Context, sandbox.Session) error { return nil }
-func (stub) Bootstrap(context.Context, sandbox.Session, runtime.BootstrapInput) error {
-	return nil
-}
-func (stub) Run(context.Context, sandbox.Session, runtime.RunInput) (*runtime.Outcome, error) {
-	return &runtime.Outcome{}, nil
-}
-
-func TestRegistry(t *testing.T) {
-	runtime.Register("zz-stub", func() runtime.Runtime { return stub{"zz-stub"} })
-	r, err := runtime.Get("zz-stub")
-	if err != nil || r.Name() != "zz-stub" {
-		t.Fatalf("Get: %v %v", r, err)
-	}
-	found := false
-	for _, n := range runtime.Names() {
-		found = found || n == "zz-stub"
-	}
-	if !found {
-		t.Fatalf("Names() = %v lacks zz-stub", runtime.Names())
-	}
-	_, err = runtime.Get("nope")
-	var ue *runtime.UnknownError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `runtime "nope": not registered (known: `) || !strings.Contains(err.Error(), "zz-stub") {
-		t.Fatalf("unknown runtime error: %v", err)
-	}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("duplicate Register did not panic")
-		}
-	}()
-	runtime.Register("zz-stub", func() runtime.Runtime { return stub{"zz-stub"} })
-}
 
 func TestCheckName(t *testing.T) {
 	for _, ok := range []string{"code", "code-implementation", "a.b_c", "X1"} {

@@ -50,10 +50,6 @@ const (
 // options lists every option Run accepts.
 var options = []string{OptBinary, OptNode, OptMaxTurns, OptPermissionMode, OptEffort, OptDebug}
 
-func init() {
-	runtime.Register(Name, func() runtime.Runtime { return New() })
-}
-
 // Runtime runs Claude Code. Create one per run with New.
 type Runtime struct {
 	canary     string

@@ -563,16 +563,3 @@ func TestRunOptions(t *testing.T) {
 		t.Errorf("debug=false / no hooks still passed flags: %s", args)
 	}
 }
-
-func TestRegistered(t *testing.T) {
-	r, err := runtime.Get(Name)
-	if err != nil || r.Name() != Name || r.ConfigDir() != "/sandbox/claude-config" {
-		t.Fatalf("Get(claude): %v %v", r, err)
-	}
-	if _, ok := r.(runtime.HooksBootstrap); !ok {
-		t.Error("claude runtime does not implement HooksBootstrap")
-	}
-	if _, ok := r.(runtime.TranscriptHandler); !ok {
-		t.Error("claude runtime does not implement TranscriptHandler")
-	}
-}

@@ -25,10 +25,6 @@ import (
 // Name is the registry name of this runtime.
 const Name = "native"
 
-func init() {
-	runtime.Register(Name, func() runtime.Runtime { return New(Options{}) })
-}
-
 // RunInput.Options keys understood by the native runtime.
 const (
 	OptAPI              = "api"                 // openai | anthropic (flag level)

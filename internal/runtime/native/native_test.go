@@ -18,16 +18,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 )
 
-func TestRegistered(t *testing.T) {
-	r, err := runtime.Get("native")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Name() != "native" || r.ConfigDir() != runtime.ClaudeConfigDir {
-		t.Fatalf("got %s %s", r.Name(), r.ConfigDir())
-	}
-}
-
 // Done: a multi-turn tool session that edits a file in the sandbox.
 func TestMultiTurnEdit(t *testing.T) {
 	for _, api := range dialects {

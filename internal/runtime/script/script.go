@@ -22,10 +22,6 @@ const Name = "script"
 // script file.
 const OptionScript = "script"
 
-func init() {
-	runtime.Register(Name, func() runtime.Runtime { return New() })
-}
-
 // Runtime runs a script. Create one per run with New.
 type Runtime struct {
 	lastResult string // ResultPath of the previous Run, removed by CleanupIteration

@@ -299,13 +299,6 @@ func BootstrapInputFor(agent, skill string) runtime.BootstrapInput {
 	return runtime.BootstrapInput{AgentName: "demo", AgentFile: agent, Skills: []runtime.Skill{{Name: "lint", HostDir: skill}}, RepoDir: repo}
 }
 
-func TestRegistered(t *testing.T) {
-	r, err := runtime.Get(Name)
-	if err != nil || r.Name() != Name {
-		t.Fatalf("Get(script): %v %v", r, err)
-	}
-}
-
 func TestHelloExampleScript(t *testing.T) {
 	s := newSession(t)
 	s.WriteFile(t, "/sandbox/claude-config/skills/greeting/SKILL.md", []byte("---\nname: greeting\n---\nCompose a greeting.\n"))
