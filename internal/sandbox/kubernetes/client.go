@@ -2,6 +2,8 @@ package kubernetes
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -27,12 +29,12 @@ type Client interface {
 	DeleteNetworkPolicy(ctx context.Context, ns, name string) error
 }
 
-var (
-	scheme     = runtime.NewScheme()
-	paramCodec = runtime.NewParameterCodec(scheme)
-)
-
-func init() {
+// codecs is the scheme of core/v1 and networking/v1 with its parameter
+// codec, built on first use: every fullsend process links this package,
+// and registering the types costs each one at start-up otherwise.
+var codecs = sync.OnceValues(func() (*runtime.Scheme, runtime.ParameterCodec) {
+	schemeBuilt.Store(true)
+	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
@@ -40,6 +42,15 @@ func init() {
 		panic(err)
 	}
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	return scheme, runtime.NewParameterCodec(scheme)
+})
+
+// schemeBuilt tells whether codecs ran (tests check it did not at init).
+var schemeBuilt atomic.Bool
+
+func paramCodec() runtime.ParameterCodec {
+	_, pc := codecs()
+	return pc
 }
 
 type restClient struct{ core, net *rest.RESTClient }
@@ -48,6 +59,7 @@ type restClient struct{ core, net *rest.RESTClient }
 // (every API server does; the backend's few small objects gain nothing
 // from protobuf).
 func NewClient(rc *rest.Config) (Client, error) {
+	scheme, _ := codecs()
 	mk := func(apiPath string, gv schema.GroupVersion) (*rest.RESTClient, error) {
 		c := rest.CopyConfig(rc)
 		c.APIPath, c.GroupVersion = apiPath, &gv
@@ -81,7 +93,7 @@ func (c *restClient) GetPod(ctx context.Context, ns, name string) (*corev1.Pod, 
 
 func (c *restClient) ListPods(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
 	var l corev1.PodList
-	err := c.core.Get().Namespace(ns).Resource("pods").VersionedParams(&metav1.ListOptions{LabelSelector: selector}, paramCodec).Do(ctx).Into(&l)
+	err := c.core.Get().Namespace(ns).Resource("pods").VersionedParams(&metav1.ListOptions{LabelSelector: selector}, paramCodec()).Do(ctx).Into(&l)
 	return l.Items, err
 }
 
@@ -96,7 +108,7 @@ func (c *restClient) CreateNetworkPolicy(ctx context.Context, np *networkingv1.N
 
 func (c *restClient) ListNetworkPolicies(ctx context.Context, ns, selector string) ([]networkingv1.NetworkPolicy, error) {
 	var l networkingv1.NetworkPolicyList
-	err := c.net.Get().Namespace(ns).Resource("networkpolicies").VersionedParams(&metav1.ListOptions{LabelSelector: selector}, paramCodec).Do(ctx).Into(&l)
+	err := c.net.Get().Namespace(ns).Resource("networkpolicies").VersionedParams(&metav1.ListOptions{LabelSelector: selector}, paramCodec()).Do(ctx).Into(&l)
 	return l.Items, err
 }
 

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
+
 	"sync"
 	"time"
 
@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fullsend-ai/fullsend/internal/gateway"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -30,7 +31,7 @@ func init() {
 	sandbox.Register(Name, func(o sandbox.Options) (sandbox.Backend, error) { return New(o) })
 }
 
-var digestRef = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
+var digestRef = lazyre.New(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
 
 var quietKlog sync.Once
 
