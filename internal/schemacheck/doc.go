@@ -22,7 +22,8 @@
 // every part below it passes is reported at its own location, with the
 // engine's reason; required, additionalProperties:false, minItems and
 // maxItems are also reported where a failing child would have hidden them.
-// Problems come out sorted by location and de-duplicated, one line each.
+// Problems come out sorted by location and de-duplicated, one line each,
+// at most MaxProblems of them (then a last one says more were left out).
 //
 // # Rules
 //

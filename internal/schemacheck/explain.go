@@ -34,7 +34,7 @@ func (e *explainer) explain(ptr string, n *jsonschema.Schema, v any, ip string) 
 		e.seen = map[string]bool{}
 	}
 	key := ptr + "\x00" + ip
-	if e.seen[key] || strings.Count(ip, "/")+strings.Count(ptr, "/") > 4*maxDepth {
+	if len(e.out) >= MaxProblems || e.seen[key] || strings.Count(ip, "/")+strings.Count(ptr, "/") > 4*maxDepth {
 		return
 	}
 	e.seen[key] = true
@@ -72,15 +72,25 @@ func (e *explainer) add(ip, why string) {
 	e.out = append(e.out, Problem{Path: ip, Reason: why})
 }
 
-// problems returns the problems sorted by location, without duplicates.
+// MaxProblems bounds the problems of one result: the walk stops there
+// (each problem is one line fed back to the agent).
+const MaxProblems = 100
+
+// problems returns the problems sorted by location, without duplicates;
+// when the walk stopped at MaxProblems, a last one says so.
 func (e *explainer) problems() []Problem {
+	full := len(e.out) >= MaxProblems
 	sort.SliceStable(e.out, func(i, j int) bool { return e.out[i].Path < e.out[j].Path })
 	seen := map[Problem]bool{}
-	return slices.DeleteFunc(e.out, func(p Problem) bool {
+	out := slices.DeleteFunc(e.out, func(p Problem) bool {
 		dup := seen[p]
 		seen[p] = true
 		return dup
 	})
+	if full {
+		out = append(out, Problem{Reason: fmt.Sprintf("more problems not listed (the first %d are)", MaxProblems)})
+	}
+	return out
 }
 
 // hidden reports the keywords the engine checks after the children and so

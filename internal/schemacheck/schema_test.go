@@ -134,3 +134,20 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A result failing everywhere gets MaxProblems problems and a last line
+// saying there are more.
+func TestMaxProblems(t *testing.T) {
+	s, err := Compile("t.json", []byte(`{"items":{"type":"string"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, probs := s.ValidateJSON([]byte("[" + strings.Repeat("1,", 500) + "1]"))
+	if len(probs) != MaxProblems+1 || probs[MaxProblems].Path != "" || !strings.Contains(probs[MaxProblems].Reason, "more problems") {
+		t.Fatalf("%d problems, last %+v", len(probs), probs[len(probs)-1])
+	}
+	_, probs = s.ValidateJSON([]byte("[" + strings.Repeat("1,", 10) + "1]"))
+	if len(probs) != 11 {
+		t.Fatalf("%d problems, want 11", len(probs))
+	}
+}
