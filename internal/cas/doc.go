@@ -56,6 +56,12 @@
 //	<cache>/resources/tmp/put-*                   a writer's directory in progress
 //	<cache>/resources/tmp/rm-*                    an entry being removed
 //
+// content_type is a file entry's MIME type as the caller gave it, else as
+// net/http's DetectContentType sniffs it from the content ("text/plain;
+// charset=utf-8" for Markdown, YAML or JSON text); directory entries have
+// none, nor do file entries written before it was recorded, and all read
+// the same.
+//
 // Directories are created 0700 and files 0600. Entry paths are built only
 // from validated digests; no caller string ever becomes a path element except
 // tree paths that passed CheckTreePaths, and those only below tree/.

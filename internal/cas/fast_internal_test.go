@@ -2,6 +2,9 @@ package cas
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,54 +12,86 @@ import (
 	"unicode"
 )
 
-// TestParseMetaFast: on what Put writes the direct decoder answers and
-// agrees with encoding/json; everything else falls back to encoding/json.
-func TestParseMetaFast(t *testing.T) {
+// TestParseMeta: metadata.json decodes to its fields by name, in any key
+// order, content_type optional (entries written before it was recorded);
+// what is not one JSON object of that shape is an error.
+func TestParseMeta(t *testing.T) {
 	at := time.Date(2026, 11, 21, 21, 0, 0, 123456789, time.UTC)
-	var good [][]byte
-	for _, m := range []Metadata{
-		{URL: "https://github.com/o/r/tree/main/x", FetchTime: at, SHA256: strings.Repeat("a", 64), Type: TypeDirectory},
-		{URL: "https://example.test/a.md", FetchTime: at.In(time.FixedZone("x", 3600)), ContentType: "text/markdown; charset=utf-8", SHA256: strings.Repeat("b", 64), Type: TypeFile},
-		{URL: "https://example.test/é/ü", SHA256: "x", Type: "other"},
+	sha := strings.Repeat("a", 64)
+	for _, tc := range []struct {
+		in   string
+		want Metadata
+	}{
+		{`{"url":"https://x/a.md","fetch_time":"2026-11-21T21:00:00.123456789Z","content_type":"text/plain; charset=utf-8","sha256":"` + sha + `","type":"file"}`,
+			Metadata{URL: "https://x/a.md", FetchTime: at, ContentType: "text/plain; charset=utf-8", SHA256: sha, Type: TypeFile}},
+		{"{\n  \"url\": \"https://x/t\",\n  \"fetch_time\": \"2026-11-21T21:00:00.123456789Z\",\n  \"sha256\": \"" + sha + "\",\n  \"type\": \"directory\"\n}\n",
+			Metadata{URL: "https://x/t", FetchTime: at, SHA256: sha, Type: TypeDirectory}},
+		{`{"type":"file","sha256":"` + sha + `","url":"https://x/\u00e9","fetch_time":"2026-11-21T21:00:00.123456789Z"}`,
+			Metadata{URL: "https://x/é", FetchTime: at, SHA256: sha, Type: TypeFile}},
 	} {
-		b, err := json.MarshalIndent(m, "", "  ")
+		got, err := parseMeta([]byte(tc.in))
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseMeta(%s) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, s := range []string{``, `null x`, `[]`, `{"url":1}`, `{"url":"a","fetch_time":"not a time"}`, `{"url":"a"} {}`} {
+		if m, err := parseMeta([]byte(s)); err == nil {
+			t.Errorf("parseMeta(%q) = %+v, want an error", s, m)
+		}
+	}
+	// What Put writes reads back the same.
+	m := Metadata{URL: "https://x/a", FetchTime: at, ContentType: "image/png", SHA256: sha, Type: TypeFile}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	if got, err := parseMeta(b); err != nil || !reflect.DeepEqual(got, m) {
+		t.Errorf("round trip: %+v, %v", got, err)
+	}
+}
+
+// TestContentType: a file entry records the sniffed content type unless
+// the caller gave one; a tree has none; an entry written without
+// content_type (before it was recorded) still verifies and reads.
+func TestContentType(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 16)...)
+	for _, tc := range []struct {
+		content []byte
+		given   string
+		want    string
+	}{
+		{[]byte("# Agent\n\nDo things.\n"), "", "text/plain; charset=utf-8"},
+		{png, "", "image/png"},
+		{[]byte{0, 1, 2, 3}, "", "application/octet-stream"},
+		{[]byte("name: x\n"), "application/yaml", "application/yaml"},
+	} {
+		e, err := s.PutFile("", Metadata{URL: "https://x/f", ContentType: tc.given}, tc.content)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, _ := json.Marshal(m)
-		good = append(good, b, c)
-	}
-	for _, b := range good {
-		got, ok := parseMetaFast(b)
-		var want Metadata
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatal(err)
-		}
-		if !ok || !reflect.DeepEqual(got, want) {
-			t.Errorf("parseMetaFast(%s) = %+v, %v; want %+v", b, got, ok, want)
+		g, err := s.Get(e.Digest)
+		if err != nil || e.Meta.ContentType != tc.want || g.Meta.ContentType != tc.want {
+			t.Errorf("content %q: content_type %q (put), %q (get), %v; want %q", tc.content, e.Meta.ContentType, g.Meta.ContentType, err, tc.want)
 		}
 	}
-	for _, s := range []string{
-		``, `{}`, `null`, `{"url":"a"}`,
-		`{"URL":"a","fetch_time":"2026-01-01T00:00:00Z","sha256":"x","type":"file"}`,
-		`{"url":"a\u0041","fetch_time":"2026-01-01T00:00:00Z","sha256":"x","type":"file"}`,
-		`{"url":"a","fetch_time":"2026-01-01T00:00:00Z","sha256":"x","type":"file"}x`,
-		`{"url":"a","fetch_time":"2026-01-01T00:00:00Z","sha256":"x","type":"file","type":"directory"}`,
-		`{"url":"a","fetch_time":"not a time","sha256":"x","type":"file"}`,
-		`{"url":"a","fetch_time":"2026-01-01T00:00:00Z","sha256":"x","type":"file","extra":1}`,
-		`{"url":"a` + "\x01" + `","fetch_time":"2026-01-01T00:00:00Z","sha256":"x","type":"file"}`,
-		`{"url":"a` + "\xff" + `","fetch_time":"2026-01-01T00:00:00Z","sha256":"x","type":"file"}`,
-		`{"url":"a","fetch_time":"2026-01-01T00:00:00Z","sha256":"x","content_type":"t","type":"file"}`,
-	} {
-		if m, ok := parseMetaFast([]byte(s)); ok {
-			t.Errorf("parseMetaFast(%q) = %+v: want it left to encoding/json", s, m)
-		}
-		got, gerr := parseMeta([]byte(s))
-		var want Metadata
-		werr := json.Unmarshal([]byte(s), &want)
-		if !reflect.DeepEqual(got, want) || (gerr == nil) != (werr == nil) {
-			t.Errorf("parseMeta(%q) = %+v, %v; json: %+v, %v", s, got, gerr, want, werr)
-		}
+	tr, err := s.PutTree("", Metadata{URL: "https://x/t"}, map[string][]byte{"SKILL.md": []byte("x")})
+	if err != nil || tr.Meta.ContentType != "" {
+		t.Errorf("tree content_type %q, %v", tr.Meta.ContentType, err)
+	}
+	// An old entry: metadata.json without content_type.
+	content := []byte("old entry\n")
+	e, err := s.PutFile("", Metadata{URL: "https://x/old"}, content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fmt.Sprintf("{\n  \"url\": \"https://x/old\",\n  \"fetch_time\": \"2025-01-02T03:04:05Z\",\n  \"sha256\": %q,\n  \"type\": \"file\"\n}\n", e.Digest)
+	if err := os.WriteFile(filepath.Join(e.Dir, metadataName), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, b, err := s.ReadFile(e.Digest)
+	if err != nil || string(b) != string(content) || g.Meta.ContentType != "" || g.Meta.URL != "https://x/old" {
+		t.Errorf("old entry: %+v, %q, %v", g.Meta, b, err)
 	}
 }
 

@@ -494,103 +494,10 @@ func (s *Store) ReadFile(d ref.Digest) (Entry, []byte, error) {
 	return e, b, nil
 }
 
-// parseMeta decodes metadata.json. The layout Put writes (the keys of
-// Metadata in order, content_type optional, string values without escapes
-// or control characters, valid UTF-8) is taken apart directly: for it the
-// result is exactly encoding/json's, fetch_time going through the same
-// time.Time.UnmarshalJSON. Anything else goes through json.Unmarshal.
+// parseMeta decodes metadata.json (encoding/json; content_type is
+// optional: entries written before it was recorded have none).
 func parseMeta(b []byte) (Metadata, error) {
-	if m, ok := parseMetaFast(b); ok {
-		return m, nil
-	}
 	var m Metadata
 	err := json.Unmarshal(b, &m)
 	return m, err
-}
-
-func parseMetaFast(b []byte) (Metadata, bool) {
-	var m Metadata
-	i := 0
-	ws := func() {
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-			i++
-		}
-	}
-	lit := func(c byte) bool {
-		ws()
-		if i < len(b) && b[i] == c {
-			i++
-			return true
-		}
-		return false
-	}
-	// str reads a string without escapes or control characters, returning
-	// its bytes with the quotes.
-	str := func() ([]byte, bool) {
-		ws()
-		if i >= len(b) || b[i] != '"' {
-			return nil, false
-		}
-		start := i
-		for i++; i < len(b) && b[i] != '"'; i++ {
-			if c := b[i]; c == '\\' || c < 0x20 {
-				return nil, false
-			}
-		}
-		if i >= len(b) {
-			return nil, false
-		}
-		i++
-		q := b[start:i]
-		return q, utf8.Valid(q)
-	}
-	// field reads [","] KEY ":" STRING, KEY one of keys; it returns the
-	// key's index and the value.
-	field := func(first bool, keys ...string) (int, []byte, bool) {
-		if !first && !lit(',') {
-			return 0, nil, false
-		}
-		k, ok := str()
-		if !ok || !lit(':') {
-			return 0, nil, false
-		}
-		for n, key := range keys {
-			if string(k[1:len(k)-1]) == key {
-				v, ok := str()
-				return n, v, ok
-			}
-		}
-		return 0, nil, false
-	}
-	if !lit('{') {
-		return m, false
-	}
-	_, u, ok := field(true, "url")
-	if !ok {
-		return m, false
-	}
-	_, ft, ok := field(false, "fetch_time")
-	if !ok || m.FetchTime.UnmarshalJSON(ft) != nil {
-		return m, false
-	}
-	n, sha, ok := field(false, "sha256", "content_type")
-	if !ok {
-		return m, false
-	}
-	if n == 1 { // content_type (omitempty), then sha256
-		m.ContentType = string(sha[1 : len(sha)-1])
-		if _, sha, ok = field(false, "sha256"); !ok {
-			return m, false
-		}
-	}
-	_, typ, ok := field(false, "type")
-	if !ok || !lit('}') {
-		return m, false
-	}
-	ws()
-	if i != len(b) {
-		return m, false
-	}
-	m.URL, m.SHA256, m.Type = string(u[1:len(u)-1]), string(sha[1:len(sha)-1]), Type(typ[1:len(typ)-1])
-	return m, true
 }

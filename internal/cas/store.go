@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,7 +42,12 @@ const (
 
 // Metadata is an entry's metadata.json. SHA256 and Type are set by the
 // store; the caller supplies URL, FetchTime (now when zero) and ContentType.
-// Metadata is informational: it is not covered by the hash.
+// A file entry whose caller gives no ContentType gets the MIME type
+// content sniffing finds in its bytes (detectContentType); a directory
+// entry has none.
+// Entries written before content_type was recorded have none either and
+// read as they are. Metadata is informational: it is not covered by the
+// hash.
 type Metadata struct {
 	URL         string    `json:"url"`
 	FetchTime   time.Time `json:"fetch_time"`
@@ -179,9 +185,20 @@ func (s *Store) PutFile(want ref.Digest, meta Metadata, content []byte) (Entry, 
 		return Entry{}, err
 	}
 	meta.Type = TypeFile
+	if meta.ContentType == "" {
+		meta.ContentType = detectContentType(content)
+	}
 	return s.put(got, meta, func(r *os.Root, sy *syncer) ([]TreeFile, int64, error) {
 		return nil, int64(len(content)), writeFile(r, contentName, content)
 	})
+}
+
+// detectContentType is the content_type of a file entry: the MIME type
+// net/http's content sniffing (the WHATWG algorithm, from the first 512
+// bytes) gives, e.g. "text/plain; charset=utf-8" for a Markdown or YAML
+// file, "application/octet-stream" when nothing matches.
+func detectContentType(content []byte) string {
+	return http.DetectContentType(content)
 }
 
 // PutTree stores files (tree path -> content) as a directory entry. Paths

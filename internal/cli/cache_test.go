@@ -76,7 +76,7 @@ func TestCacheLs(t *testing.T) {
 			t.Errorf("table lacks %s", e.Meta.URL)
 		}
 	}
-	if !strings.Contains(out, "directory") || !strings.Contains(out, cacheFormatSize(es[0].Size)) || cacheFormatSize(es[0].Size) != "3.1 KiB" {
+	if !strings.Contains(out, "directory") || !strings.Contains(out, cacheFormatSize(es[0].Size)) || cacheFormatSize(es[0].Size) != "3.2 KiB" {
 		t.Errorf("table lacks type or size:\n%s", out)
 	}
 

@@ -3,11 +3,11 @@ package config
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -44,10 +44,10 @@ type CacheOCI struct {
 // ociHost is a registry host: a DNS name (letters, digits, '-', dots) or a
 // bracketed IPv6 literal, with an optional port.
 var (
-	ociHost = regexp.MustCompile(`^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$`)
+	ociHost = lazyre.New(`^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$`)
 	// ociPathComponent is the OCI distribution grammar of one repository
 	// path component.
-	ociPathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+	ociPathComponent = lazyre.New(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
 )
 
 // CheckOCIRepository accepts "HOST[:PORT]/PATH": an explicit registry host

@@ -2,10 +2,10 @@ package config
 
 import (
 	"net/url"
-	"regexp"
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -21,10 +21,10 @@ type Kubernetes struct {
 }
 
 var (
-	dns1123Label     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	pinnedImage      = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
-	envName          = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	dns1123Label     = lazyre.New(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	dns1123Subdomain = lazyre.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	pinnedImage      = lazyre.New(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
+	envName          = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // PinnedImage reports whether image names its content by digest.

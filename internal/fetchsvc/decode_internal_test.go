@@ -2,99 +2,85 @@ package fetchsvc
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 )
 
-// TestFastURL: the direct decoder answers only for the plain
-// {"url": "…"} form and then exactly what encoding/json decodes; every
-// other body is left to encoding/json (and decodeRequest's answer is the
-// strict decoder's).
-func TestFastURL(t *testing.T) {
-	strict := func(b string) (string, bool) {
-		var req Request
-		dec := json.NewDecoder(strings.NewReader(b))
-		dec.DisallowUnknownFields()
-		if dec.Decode(&req) != nil {
-			return "", false
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return "", false
-		}
-		return req.URL, req.URL != ""
-	}
+// TestDecodeRequest: the body is exactly one {"url": "…"} object (encoding/json,
+// unknown fields and trailing data refused, at most MaxRequestBytes).
+func TestDecodeRequest(t *testing.T) {
 	for _, tc := range []struct {
-		body string
-		fast bool
+		body, want string // want "" = 400 bad_request
 	}{
-		{`{"url":"https://github.com/o/r/tree/main/x#sha256=ab"}`, true},
-		{" \t\r\n{ \"url\" : \"https://x/é\" } \n", true},
-		{`{"url":""}`, true},
-		{`{"URL":"https://x/"}`, false},
-		{`{"url":"https://x/\u0041"}`, false},
-		{`{"url":"a\"b"}`, false},
-		{`{"url":"a","url":"b"}`, false},
-		{`{"url":"a","x":1}`, false},
-		{`{"url":"a"}{}`, false},
-		{`{"url":"a"} x`, false},
-		{`{"url":"a"`, false},
-		{`{"url":"a` + "\x00" + `"}`, false},
-		{`{"url":"a` + "\xff" + `"}`, false},
-		{`{"url":1}`, false},
-		{`["url"]`, false},
-		{``, false},
+		{`{"url":"https://github.com/o/r/tree/main/x#sha256=ab"}`, "https://github.com/o/r/tree/main/x#sha256=ab"},
+		{" \t\r\n{ \"url\" : \"https://x/é\" } \n", "https://x/é"},
+		{`{"url":"https://x/\u0041"}`, "https://x/A"},
+		{`{"url":"a\"b"}`, `a"b`},
+		{`{"URL":"https://x/"}`, "https://x/"}, // encoding/json matches keys case-insensitively
+		{`{"url":"a","url":"b"}`, "b"},
+		{`{"url":""}`, ""},
+		{`{"url":"a","x":1}`, ""},
+		{`{"url":"a"}{}`, ""},
+		{`{"url":"a"} x`, ""},
+		{`{"url":"a"`, ""},
+		{`{"url":1}`, ""},
+		{`["url"]`, ""},
+		{``, ""},
+		{`{"url":"` + strings.Repeat("a", MaxRequestBytes) + `"}`, ""},
+		{`{"url":"a"}` + strings.Repeat(" ", MaxRequestBytes), ""},
 	} {
-		u, ok := fastURL([]byte(tc.body))
-		if ok != tc.fast {
-			t.Errorf("fastURL(%q) ok = %v, want %v", tc.body, ok, tc.fast)
-		}
-		if ok {
-			var req Request
-			if err := json.Unmarshal([]byte(tc.body), &req); err != nil || req.URL != string(u) {
-				t.Errorf("fastURL(%q) = %q; encoding/json: %q, %v", tc.body, u, req.URL, err)
-			}
-		}
-		want, wok := strict(tc.body)
 		r := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(tc.body))
 		got, err := decodeRequest(httptest.NewRecorder(), r)
-		if (err == nil) != wok || (err == nil && got.URL != want) {
-			t.Errorf("decodeRequest(%q) = %q, %v; strict decoder: %q, %v", tc.body, got.URL, err, want, wok)
+		name := tc.body
+		if len(name) > 60 {
+			name = name[:60] + "…"
 		}
-	}
-	big := `{"url":"` + strings.Repeat("a", MaxRequestBytes) + `"}`
-	r := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(big))
-	if _, err := decodeRequest(httptest.NewRecorder(), r); err == nil || err.Code != CodeBadRequest {
-		t.Errorf("decodeRequest(%d bytes) = %v, want %s", len(big), err, CodeBadRequest)
+		switch {
+		case tc.want == "" && (err == nil || err.Code != CodeBadRequest || err.Status != http.StatusBadRequest):
+			t.Errorf("decodeRequest(%q) = %q, %v; want %s", name, got.URL, err, CodeBadRequest)
+		case tc.want != "" && (err != nil || got.URL != tc.want):
+			t.Errorf("decodeRequest(%q) = %q, %v; want %q", name, got.URL, err, tc.want)
+		}
 	}
 }
 
-// TestAppendResponse: the direct encoder writes exactly json.Marshal's
-// body, and leaves anything it cannot write so to encoding/json.
-func TestAppendResponse(t *testing.T) {
-	res := &Response{Path: "/sandbox/claude-config/skills/x", Name: "x", URL: "https://github.com/o/r/tree/main/x", SHA256: "ab", CacheHit: true, Remaining: 7}
+// TestBodies: the answers keep their wire shape (field names, which are
+// optional), whatever bytes their strings hold.
+func TestBodies(t *testing.T) {
+	res := &Response{Path: "/sandbox/claude-config/skills/x", Name: "x", URL: "https://github.com/o/r/tree/main/<x>&é", SHA256: "ab", CacheHit: true, Remaining: 7}
 	dep := *res
 	dep.CacheHit, dep.Remaining = false, 0
-	dep.Dependencies = []Placed{{Name: "d", Path: "/s/d", URL: "https://x/d", SHA256: "cd"}, {Name: "e", Path: "/s/e", URL: "https://x/e", SHA256: "ef"}}
-	for _, r := range []*Response{res, &dep, {}} {
-		want, _ := json.Marshal(r)
-		got, ok := appendResponse(nil, r)
-		if !ok || string(got) != string(want)+"\n" {
-			t.Errorf("appendResponse(%+v) = %q, %v; want %q", r, got, ok, want)
+	dep.Dependencies = []Placed{{Name: "d", Path: "/s/d", URL: "https://x/d", SHA256: "cd"}}
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{res, `{"path":"/sandbox/claude-config/skills/x","name":"x","url":"https://github.com/o/r/tree/main/<x>&é","sha256":"ab","cache_hit":true,"remaining":7}`},
+		{&dep, `{"path":"/sandbox/claude-config/skills/x","name":"x","url":"https://github.com/o/r/tree/main/<x>&é","sha256":"ab","cache_hit":false,
+		  "dependencies":[{"name":"d","path":"/s/d","url":"https://x/d","sha256":"cd"}],"remaining":0}`},
+		{errorBody(newErr(http.StatusForbidden, CodeNotAllowed, nil, "no \"%s\"", "x")), `{"error":{"code":"not_allowed","message":"no \"x\""}}`},
+	} {
+		rec := httptest.NewRecorder()
+		writeJSON(rec, http.StatusTeapot, tc.v)
+		body := rec.Body.String()
+		if rec.Code != http.StatusTeapot || rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("Cache-Control") != "no-store" {
+			t.Errorf("status %d, headers %v", rec.Code, rec.Header())
 		}
-	}
-	for _, u := range []string{"https://x/<a>", "https://x/é", "a\"b", "a&b"} {
-		r := *res
-		r.URL = u
-		if got, ok := appendResponse(nil, &r); ok {
-			t.Errorf("appendResponse(url %q) = %q: want it left to encoding/json", u, got)
+		if strings.Count(body, "\n") != 1 || !strings.HasSuffix(body, "}\n") {
+			t.Errorf("body %q: want one JSON line", body)
 		}
-		d := dep
-		d.Dependencies = []Placed{{Name: "d", URL: u}}
-		if got, ok := appendResponse(nil, &d); ok {
-			t.Errorf("appendResponse(dependency url %q) = %q: want it left to encoding/json", u, got)
+		var got, want any
+		if err := json.Unmarshal([]byte(body), &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("body %s\nwant %s", body, tc.want)
 		}
 	}
 }

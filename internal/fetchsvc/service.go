@@ -15,12 +15,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
@@ -355,170 +353,33 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		how = "cache hit"
 	}
 	s.logf("runtime fetch %s: %s, placed at %s (%d dependencies; %d of %d fetches used)", res.URL, how, res.Path, len(res.Dependencies), s.Used(), s.max)
-	if b, ok := appendResponse(make([]byte, 0, 512), res); ok {
-		writeBody(w, http.StatusOK, b)
-		return
-	}
 	writeJSON(w, http.StatusOK, res)
 }
 
-// plainJSON reports whether json.Marshal writes s as itself between
-// quotes: printable ASCII without '"', '\\' or the HTML characters it
-// escapes.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
-
-// appendResponse appends res as json.Marshal writes it plus "\n", when
-// every string in it is plainJSON; otherwise it reports false.
-func appendResponse(b []byte, res *Response) ([]byte, bool) {
-	str := func(key, v string, first bool) bool {
-		if !plainJSON(v) {
-			return false
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, key...)
-		b = append(b, `":"`...)
-		b = append(b, v...)
-		b = append(b, '"')
-		return true
-	}
-	b = append(b, '{')
-	if !str("path", res.Path, true) || !str("name", res.Name, false) || !str("url", res.URL, false) || !str("sha256", res.SHA256, false) {
-		return nil, false
-	}
-	b = append(b, `,"cache_hit":`...)
-	b = strconv.AppendBool(b, res.CacheHit)
-	if len(res.Dependencies) > 0 {
-		b = append(b, `,"dependencies":[`...)
-		for i, d := range res.Dependencies {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '{')
-			if !str("name", d.Name, true) || !str("path", d.Path, false) || !str("url", d.URL, false) || !str("sha256", d.SHA256, false) {
-				return nil, false
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"remaining":`...)
-	b = strconv.AppendInt(b, int64(res.Remaining), 10)
-	b = append(b, "}\n"...)
-	return b, true
-}
-
-// reqBufs recycles request body buffers.
-var reqBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
 // decodeRequest reads the body (at most MaxRequestBytes) and decodes it as
-// exactly one {"url": "…"} object. The common form — the one key "url"
-// spelt so, a string without escapes or control characters, valid UTF-8 —
-// is taken apart directly (fastURL: exactly what encoding/json would
-// decode); anything else goes through encoding/json with unknown fields
-// and trailing data refused.
+// exactly one {"url": "…"} object: unknown fields and trailing data are
+// refused.
 func decodeRequest(w http.ResponseWriter, r *http.Request) (Request, *Error) {
 	var req Request
-	bp := reqBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 4*MaxRequestBytes {
-			reqBufs.Put(bp)
-		}
-	}()
-	body := http.MaxBytesReader(w, r.Body, MaxRequestBytes)
-	b := (*bp)[:0]
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := body.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			*bp = b[:0]
-			return req, newErr(http.StatusBadRequest, CodeBadRequest, err, "request body: want {\"url\": \"https://…#sha256=…\"}: %v", err)
-		}
+	bad := func(err error) (Request, *Error) {
+		return req, newErr(http.StatusBadRequest, CodeBadRequest, err, "request body: want {\"url\": \"https://…#sha256=…\"}: %v", err)
 	}
-	*bp = b[:0]
-	if u, ok := fastURL(b); ok {
-		req.URL = string(u)
-	} else {
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return req, newErr(http.StatusBadRequest, CodeBadRequest, err, "request body: want {\"url\": \"https://…#sha256=…\"}: %v", err)
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return bad(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return bad(err)
 		}
-		if _, err := dec.Token(); err != io.EOF {
-			return req, newErr(http.StatusBadRequest, CodeBadRequest, nil, "request body: trailing data after the JSON object")
-		}
+		return req, newErr(http.StatusBadRequest, CodeBadRequest, nil, "request body: trailing data after the JSON object")
 	}
 	if req.URL == "" {
 		return req, newErr(http.StatusBadRequest, CodeBadRequest, nil, "request body: url is required")
 	}
 	return req, nil
-}
-
-// fastURL recognises a body that is, between optional JSON white space,
-// exactly {"url":"S"} where S has no backslash, no control character and
-// is valid UTF-8: for such a body S is what encoding/json decodes. Any
-// other body (other keys, escapes, duplicates, trailing data) is not
-// recognised and is left to encoding/json.
-func fastURL(b []byte) ([]byte, bool) {
-	ws := func(i int) int {
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-			i++
-		}
-		return i
-	}
-	lit := func(i int, c byte) (int, bool) {
-		i = ws(i)
-		if i < len(b) && b[i] == c {
-			return i + 1, true
-		}
-		return i, false
-	}
-	i, ok := lit(0, '{')
-	if !ok {
-		return nil, false
-	}
-	i = ws(i)
-	if !bytes.HasPrefix(b[i:], []byte(`"url"`)) {
-		return nil, false
-	}
-	if i, ok = lit(i+len(`"url"`), ':'); !ok {
-		return nil, false
-	}
-	if i, ok = lit(i, '"'); !ok {
-		return nil, false
-	}
-	start := i
-	for ; i < len(b) && b[i] != '"'; i++ {
-		if c := b[i]; c == '\\' || c < 0x20 {
-			return nil, false
-		}
-	}
-	if i == len(b) {
-		return nil, false
-	}
-	u := b[start:i]
-	if !utf8.Valid(u) {
-		return nil, false
-	}
-	if i, ok = lit(i+1, '}'); !ok || ws(i) != len(b) {
-		return nil, false
-	}
-	return u, true
 }
 
 // Response headers, shared (net/http only reads them).
@@ -527,56 +388,50 @@ var (
 	hdrNoStore = []string{"no-store"}
 )
 
+// writeJSON sends v as the JSON body (json.Encoder: one value and a
+// newline).
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
-	writeBody(w, status, append(b, '\n'))
-}
-
-// writeBody sends a JSON body (ending in a newline).
-func writeBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h["Content-Type"] = hdrJSON
 	h["Cache-Control"] = hdrNoStore
 	w.WriteHeader(status)
-	w.Write(b)
+	json.NewEncoder(w).Encode(v)
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
-	var body ErrorBody
-	body.Error.Code, body.Error.Message = e.Code, e.Message
-	writeJSON(w, e.Status, body)
+	writeJSON(w, e.Status, errorBody(e))
 }
 
-// logBufs recycles log line buffers (one line per request).
-var logBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+func errorBody(e *Error) ErrorBody {
+	var body ErrorBody
+	body.Error.Code, body.Error.Message = e.Code, e.Message
+	return body
+}
 
+// logf writes one line to the run's fetch log: never the token, at most
+// maxLogLine bytes of message (requests are agent-controlled), no line
+// breaks.
 func (s *Service) logf(format string, args ...any) {
 	if s.o.Log == nil {
 		return
 	}
-	const prefix = "fullsend: "
-	bp := logBufs.Get().(*[]byte)
-	b := append((*bp)[:0], prefix...)
-	b = fmt.Appendf(b, format, args...)
-	if line := b[len(prefix):]; bytes.Contains(line, s.tokenBytes) { // defence in depth
-		b = append(b[:len(prefix)], bytes.ReplaceAll(line, s.tokenBytes, []byte("[token]"))...)
+	line := fmt.Appendf(nil, format, args...)
+	if bytes.Contains(line, s.tokenBytes) { // defence in depth
+		line = bytes.ReplaceAll(line, s.tokenBytes, []byte("[token]"))
 	}
-	if len(b) > len(prefix)+maxLogLine { // requests are agent-controlled
-		b = append(b[:len(prefix)+maxLogLine], "…"...)
+	if len(line) > maxLogLine {
+		line = append(line[:maxLogLine], "…"...)
 	}
-	for i, c := range b {
+	for i, c := range line {
 		if c == '\n' {
-			b[i] = ' '
+			line[i] = ' '
 		}
 	}
-	b = append(b, '\n')
+	b := make([]byte, 0, len("fullsend: ")+len(line)+1)
+	b = append(append(append(b, "fullsend: "...), line...), '\n')
 	s.logMu.Lock()
 	s.o.Log.Write(b)
 	s.logMu.Unlock()
-	if cap(b) <= 4<<10 {
-		*bp = b[:0]
-		logBufs.Put(bp)
-	}
 }
 
 // reserve takes one budget slot, atomically: under any number of

@@ -59,7 +59,7 @@
 //	             timeout_minutes the run stops with status timeout (ErrTimeout):
 //	             no download, a bounded transcript save, teardown
 //	download[i]  /sandbox/output -> <run dir>/output
-//	validate[i]  schema (santhosh-tekuri/jsonschema/v6, no external $ref loaded)
+//	validate[i]  schema (package schemacheck, no external $ref loaded)
 //	             and validation_loop.script (non-zero exit = invalid)
 //	post_script  only after a valid result; + FULLSEND_RESULT_FILE
 //	teardown     fetch service and host services closed, Session.Terminate on a

@@ -1,7 +1,6 @@
 package native
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,12 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/schemacheck"
 )
 
 // Bounds of delegate_task.
@@ -66,7 +62,7 @@ func runDelegate(ctx context.Context, l *loop, _ int, args map[string]any) toolR
 	if !ok || !l.rt.profileAllowed(profile) {
 		return errorf("delegate_task: profile %q is not allowed (allowed: %s)", profile, strings.Join(l.rt.allowedProfiles(), ", "))
 	}
-	var sch *jsonschema.Schema
+	var sch *schemacheck.Schema
 	var schemaText []byte
 	if raw, ok := args["returnSchema"]; ok && raw != nil {
 		schemaText, err = json.Marshal(raw)
@@ -150,7 +146,7 @@ func childSystemPrompt(l *loop, tools []string, schemaText []byte) string {
 
 // parseReturn extracts the child's JSON value (a ```json fence is
 // tolerated) and validates it.
-func parseReturn(text string, sch *jsonschema.Schema) (any, error) {
+func parseReturn(text string, sch *schemacheck.Schema) (any, error) {
 	t := strings.TrimSpace(text)
 	if strings.HasPrefix(t, "```") {
 		t = strings.TrimPrefix(t, "```json")
@@ -160,64 +156,35 @@ func parseReturn(text string, sch *jsonschema.Schema) (any, error) {
 	if len(t) > MaxReturnBytes {
 		return nil, fmt.Errorf("return value larger than %d bytes", MaxReturnBytes)
 	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(t))
+	v, err := schemacheck.Decode([]byte(t))
 	if err != nil {
 		return nil, fmt.Errorf("not a JSON value: %v", err)
 	}
-	if err := sch.Validate(v); err != nil {
-		return nil, schemaError(err)
+	if probs := sch.Validate(v); probs != nil {
+		return nil, schemaError(probs)
 	}
-	return v, nil
+	// The value handed on keeps its numbers as written (the validator
+	// reads them as float64).
+	dec := json.NewDecoder(strings.NewReader(t))
+	dec.UseNumber()
+	var exact any
+	if err := dec.Decode(&exact); err != nil {
+		return nil, fmt.Errorf("not a JSON value: %v", err)
+	}
+	return exact, nil
 }
 
-// refuseLoader makes schema compilation offline: no $ref may leave the
-// document.
-type refuseLoader struct{}
-
-func (refuseLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("loading %s: external schema references are not allowed", url)
+// compileSchema compiles one self-contained JSON Schema document (no $ref
+// leaves it: nothing is loaded from disk or the network).
+func compileSchema(name string, data []byte) (*schemacheck.Schema, error) {
+	return schemacheck.Compile(name, data)
 }
 
-// compileSchema compiles one self-contained JSON Schema document.
-func compileSchema(name string, data []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %v", name, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(refuseLoader{})
-	if err := c.AddResource(name, doc); err != nil {
-		return nil, fmt.Errorf("schema %s: %v", name, err)
-	}
-	sch, err := c.Compile(name)
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %v", name, err)
-	}
-	return sch, nil
-}
-
-// schemaError flattens a validation error to its leaf messages, one per line.
-func schemaError(err error) error {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err
-	}
-	printer := message.NewPrinter(language.English)
-	var lines []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	if len(lines) == 0 {
-		return err
+// schemaError joins the problems, one "at /path: reason" each.
+func schemaError(probs []schemacheck.Problem) error {
+	lines := make([]string, len(probs))
+	for i, p := range probs {
+		lines[i] = fmt.Sprintf("at %s: %s", p.Location(), p.Reason)
 	}
 	return errors.New(strings.Join(lines, "; "))
 }

@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/gateway"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -21,7 +21,7 @@ func init() {
 	sandbox.Register(Name, func(o sandbox.Options) (sandbox.Backend, error) { return New(o) })
 }
 
-var digestRef = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
+var digestRef = lazyre.New(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
 
 // ReadyTimeout bounds how long Provision waits for the Pod to run.
 const ReadyTimeout = 5 * time.Minute
