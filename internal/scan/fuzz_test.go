@@ -104,7 +104,7 @@ func FuzzSecretsPrefilter(f *testing.F) {
 			if strings.Contains(string(data), "\n") && e.wide[ri] == 0 {
 				continue // single-line rules are judged on single lines
 			}
-			m := r.Regex.FindSubmatch(data)
+			m := r.Regex.Get().FindSubmatch(data)
 			if m == nil {
 				continue
 			}

@@ -45,7 +45,7 @@ func TestSecretChecksNecessary(t *testing.T) {
 			}
 			sb.WriteString([]string{"", " ", "\"", ";", "\n"}[rng.Intn(5)])
 			data := []byte(sb.String())
-			sm := r.Regex.FindSubmatch(data)
+			sm := r.Regex.Get().FindSubmatch(data)
 			if sm == nil {
 				continue
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"regexp"
 	"regexp/syntax"
 	"sort"
@@ -13,33 +12,32 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/zricethezav/gitleaks/v8/config"
-	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
+	"github.com/fullsend-ai/fullsend/internal/scan/secretrules"
 )
 
 // RuleSecretPrefix prefixes the gitleaks rule id in secret findings
 // ("secrets/github-pat").
 const RuleSecretPrefix = "secrets/"
 
-// secretsEngine wraps one gitleaks detector (default rule set) with a fast
-// prefilter. gitleaks already skips rules whose keywords are absent from a
-// fragment, but on a whole markdown file some keyword ("key", "token", "sk",
-// "s.") is nearly always present, so nearly every rule runs over every byte
-// (≈1 MB/s measured). We instead find keyword occurrences ourselves, run each
-// rule's regular expression only on the lines around its keywords, and hand
-// only the windows where a regular expression matched to gitleaks, which
-// then applies its allowlists, entropy limits, stop words and composite
-// rules as usual.
+// secretsEngine applies gitleaks' default rules (secretrules) behind a
+// fast prefilter. gitleaks skips rules whose keywords are absent from a
+// fragment, but on a whole markdown file some keyword ("key", "token",
+// "sk", "s.") is nearly always present, so nearly every rule would run over
+// every byte (≈1 MB/s measured). We instead find keyword occurrences
+// ourselves, run each rule's regular expression only on the lines around
+// its keywords, and apply gitleaks' semantics (secret group, entropy,
+// allowlists, stop words, gitleaks:allow, the generic-rule filter) to the
+// matches found there (secretmatch.go).
 type secretsEngine struct {
-	det     *detect.Detector
-	rules   []config.Rule
+	rules   []*secretRule
+	global  []*secretAllow // the global allowlists
 	kw      *kwMatcher
 	kwRules [][]int                          // keyword index -> rule indices
 	wide    []int                            // rule index -> lines a match may reach past the keyword's next line
 	check   []func(b []byte, kwEnd int) bool // rule index -> cheap necessary condition at a keyword, or nil
 	checkKW []map[string]bool                // rule index -> keywords the check applies to
 	always  []int                            // rules with a regex and no keyword: run on everything
-	dets    []*detect.Detector               // rule index -> detector holding only that rule (+ rules it requires)
 	reach   []func(b []byte, kwEnd int) int  // rule index -> where a multi-line match must end (the evidence's line), or nil
 	// all holds the keywords of kw followed by the injection anchors, so
 	// the pipeline finds both scanners' keywords in one pass (kwIndex).
@@ -76,101 +74,86 @@ var (
 	secretsErr  error
 )
 
-// sharedSecrets builds the gitleaks detector once per process: loading its
-// default configuration costs tens of milliseconds and goes through viper's
-// global state.
+// sharedSecrets builds the engine once per process. Patterns are
+// compiled on first need, not here.
 func sharedSecrets() (*secretsEngine, error) {
-	secretsOnce.Do(func() {
-		det, err := detect.NewDetectorDefaultConfig()
-		if err != nil {
-			secretsErr = fmt.Errorf("gitleaks default rules: %w", err)
-			return
-		}
-		e := &secretsEngine{det: det}
-		ids := make([]string, 0, len(det.Config.Rules))
-		for id := range det.Config.Rules {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		kwIndex := map[string]int{}
-		var kws []string
-		for _, id := range ids {
-			r := det.Config.Rules[id]
-			if r.Regex == nil {
-				continue // path-only rules (e.g. pkcs12 files): not content
-			}
-			ri := len(e.rules)
-			e.rules = append(e.rules, r)
-			one := config.Config{Rules: map[string]config.Rule{id: r}, Keywords: map[string]struct{}{}, Allowlists: det.Config.Allowlists}
-			for _, req := range r.RequiredRules {
-				if rr, ok := det.Config.Rules[req.RuleID]; ok {
-					one.Rules[req.RuleID] = rr
-				}
-			}
-			for _, rr := range one.Rules {
-				for _, k := range rr.Keywords {
-					one.Keywords[strings.ToLower(k)] = struct{}{}
-				}
-			}
-			e.dets = append(e.dets, detect.NewDetector(one))
-			src := r.Regex.String()
-			wide := 0
-			switch {
-			case strings.Contains(src, "-----"):
-				wide = wideLines // PEM blocks
-			case strings.Contains(src, `[\r\n]`), strings.Contains(src, `(?s`), strings.Contains(src, `\n`):
-				wide = multiLines // e.g. "curl \" continued over lines, YAML blocks
-			}
-			e.wide = append(e.wide, wide)
-			var check func([]byte, int) bool
-			tmplKW := templateKeywords(r)
-			if hc, ok := handChecks[id]; ok && hc.regex == src {
-				check, tmplKW = hc.check, hc.keywords
-			} else if tmplKW != nil {
-				check = assignmentCheck
-				if sh, ok := templateSecretShape(r.Regex.String()); ok {
-					check = sh.check
-				}
-			}
-			e.check = append(e.check, check)
-			var reach func([]byte, int) int
-			if hc, ok := handChecks[id]; ok && hc.regex == src {
-				reach = hc.reach
-			}
-			e.reach = append(e.reach, reach)
-			e.checkKW = append(e.checkKW, tmplKW)
-			if len(r.Keywords) == 0 {
-				e.always = append(e.always, ri)
-				continue
-			}
-			for _, k := range r.Keywords {
-				k = strings.ToLower(k)
-				if len(k) < 2 {
-					e.always = append(e.always, ri)
-					break
-				}
-				ki, ok := kwIndex[k]
-				if !ok {
-					ki = len(kws)
-					kwIndex[k] = ki
-					kws = append(kws, k)
-					e.kwRules = append(e.kwRules, nil)
-				}
-				e.kwRules[ki] = append(e.kwRules[ki], ri)
-			}
-		}
-		e.kw = newKWMatcher(kws)
-		injAnchors, _ := injAnchorTable()
-		e.all = newKWMatcher(append(append([]string(nil), kws...), injAnchors.kws...))
-		secretsEng = e
-	})
+	secretsOnce.Do(func() { secretsEng, secretsErr = newSecretsEngine(secretrules.Global, secretrules.Rules) })
 	return secretsEng, secretsErr
+}
+
+func newSecretsEngine(global []secretrules.Allowlist, rules []secretrules.Rule) (*secretsEngine, error) {
+	e := &secretsEngine{}
+	for _, a := range global {
+		e.global = append(e.global, newSecretAllow(a))
+	}
+	kwIndex := map[string]int{}
+	var kws []string
+	for _, tr := range rules {
+		if tr.Regex == "" {
+			continue // path-only rules (e.g. pkcs12 files): not content
+		}
+		ri := len(e.rules)
+		r := newSecretRule(tr)
+		e.rules = append(e.rules, r)
+		e.addPrefilter(r)
+		if len(r.Keywords) == 0 {
+			e.always = append(e.always, ri)
+			continue
+		}
+		for _, k := range r.Keywords {
+			k = strings.ToLower(k)
+			if len(k) < 2 {
+				e.always = append(e.always, ri)
+				break
+			}
+			ki, ok := kwIndex[k]
+			if !ok {
+				ki = len(kws)
+				kwIndex[k] = ki
+				kws = append(kws, k)
+				e.kwRules = append(e.kwRules, nil)
+			}
+			e.kwRules[ki] = append(e.kwRules[ki], ri)
+		}
+	}
+	e.kw = newKWMatcher(kws)
+	injAnchors, _ := injAnchorTable()
+	e.all = newKWMatcher(append(append([]string(nil), kws...), injAnchors.kws...))
+	return e, nil
+}
+
+// addPrefilter appends the rule's window reach, cheap check and keywords
+// for the check to the engine's per-rule tables.
+func (e *secretsEngine) addPrefilter(r *secretRule) {
+	src := r.Regex.String()
+	wide := 0
+	switch {
+	case strings.Contains(src, "-----"):
+		wide = wideLines // PEM blocks
+	case strings.Contains(src, `[\r\n]`), strings.Contains(src, `(?s`), strings.Contains(src, `\n`):
+		wide = multiLines // e.g. "curl \" continued over lines, YAML blocks
+	}
+	e.wide = append(e.wide, wide)
+	var check func([]byte, int) bool
+	var reach func([]byte, int) int
+	tmplKW := templateKeywords(src, r.Keywords)
+	if hc, ok := handChecks[r.RuleID]; ok && hc.regex == src {
+		check, tmplKW, reach = hc.check, hc.keywords, hc.reach
+	} else if tmplKW != nil {
+		check = assignmentCheck
+		if sh, ok := templateSecretShape(src); ok {
+			check = sh.check
+		}
+	}
+	e.check = append(e.check, check)
+	e.reach = append(e.reach, reach)
+	e.checkKW = append(e.checkKW, tmplKW)
 }
 
 type secretsScanner struct{ e *secretsEngine }
 
-// NewSecretsScanner returns the secrets scanner (gitleaks v8 default rules,
-// used as a library). The rule set is loaded once per process.
+// NewSecretsScanner returns the secrets scanner (gitleaks' default rules,
+// internal/scan/secretrules). The rule set is loaded once per process.
 func NewSecretsScanner() (Scanner, error) {
 	e, err := sharedSecrets()
 	if err != nil {
@@ -235,8 +218,53 @@ const maxIndexed = 1<<31 - 1
 // scanHits is Scan given the occurrences of the engine's keywords in
 // content (in order).
 func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hits []kwHit) ([]Finding, error) {
-	e := s.e
-	type span struct{ start, end int }
+	cands, err := s.candidates(ctx, content, m.Path, hits)
+	if err != nil || len(cands) == 0 {
+		return nil, err
+	}
+	ln := newLines(content)
+	var out []Finding
+	var caps ruleCap
+	type once struct {
+		rule, line int
+		secret     string
+	}
+	seen := map[once]bool{} // the excerpt masks every occurrence on the line
+	for _, c := range cands {
+		r := s.e.rules[c.rule]
+		secret := c.secret
+		if secret == "" {
+			secret = c.match
+		}
+		line, col := ln.pos(c.at)
+		if k := (once{c.rule, line, secret}); seen[k] {
+			continue
+		} else {
+			seen[k] = true
+		}
+		id := RuleSecretPrefix + r.RuleID
+		if !caps.take(id) {
+			continue
+		}
+		out = append(out, Finding{
+			Scanner: "secrets", Rule: id, Severity: Critical, Path: m.Path,
+			Line: line, Column: col,
+			Message: fmt.Sprintf("possible secret (%s); value withheld: %s", r.Description, maskSecret(secret)),
+			Excerpt: redactedExcerpt(ln, c.at, c.at+len(secret), secret),
+		})
+		caps.keep(out[len(out)-1])
+	}
+	out = append(out, caps.summaries()...)
+	sortFindings(out)
+	return out, nil
+}
+
+type span struct{ start, end int }
+
+// windows returns, per rule, the merged windows of content its regular
+// expression must read (around the keyword hits its cheap check admits),
+// and what is left of the work budget.
+func (e *secretsEngine) windows(content []byte, hits []kwHit, budget int) (map[int][]span, int) {
 	windows := make(map[int][]span) // rule -> merged windows in order
 	addWin := func(ri, ws, we int) {
 		w := windows[ri]
@@ -249,8 +277,6 @@ func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hi
 		}
 		windows[ri] = append(w, span{ws, we})
 	}
-	budget := max(minSecretsBudget, secretsBudgetFactor*len(content))
-	limit := budget
 	var cur lineCursor
 	cur.b = content
 	for _, h := range hits {
@@ -289,19 +315,34 @@ func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hi
 	for _, ri := range e.always {
 		addWin(ri, 0, len(content))
 	}
-	// Windows where a rule's regular expression matches go to gitleaks,
-	// with a detector holding only that rule.
-	type cand struct {
-		span
-		rule int
+	return windows, budget
+}
+
+// candidates runs each rule's regular expression on its windows and
+// returns the matches gitleaks would report, ordered by the secret's
+// offset then rule.
+func (s secretsScanner) candidates(ctx context.Context, content []byte, path string, hits []kwHit) ([]secretCand, error) {
+	e := s.e
+	for _, a := range e.global {
+		if a.skipsPath(path) {
+			return nil, nil // gitleaks skips the file
+		}
 	}
-	var cands []cand
+	limit := max(minSecretsBudget, secretsBudgetFactor*len(content))
+	windows, budget := e.windows(content, hits, limit)
 	tooDense := fmt.Errorf("content too dense in secret-like patterns to scan in bounded time (work budget of %d bytes exceeded)", limit)
 	if budget < 0 {
 		return nil, tooDense
 	}
-	for ri, ws := range windows {
-		re := e.rules[ri].Regex
+	st := &matchState{e: e, content: content, path: path, budget: &budget, ruleOK: map[int]bool{}}
+	var cands []secretCand
+	seen := map[[2]int]bool{} // rule, secret offset: chunks overlap
+	for ri := range e.rules {
+		ws := windows[ri]
+		if len(ws) == 0 || !st.ruleApplies(ri) {
+			continue
+		}
+		re := e.rules[ri].Regex.Get()
 		size := chunk
 		switch e.wide[ri] {
 		case multiLines:
@@ -316,70 +357,38 @@ func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hi
 					return nil, tooDense
 				}
 				if re.Match(content[cs:ce]) {
-					cands = append(cands, cand{span{cs, ce}, ri})
+					budget -= ce - cs
+					for _, loc := range re.FindAllIndex(content[cs:ce], -1) {
+						ms, me := cs+loc[0], cs+loc[1]
+						if me == ce && ce < w.end && ms >= cs+size/2 {
+							continue // maybe cut short: the next chunk holds it whole
+						}
+						var c secretCand
+						if st.candidate(ri, ms, me, &c) && !seen[[2]int{ri, c.at}] {
+							seen[[2]int{ri, c.at}] = true
+							cands = append(cands, c)
+						}
+					}
 				}
 				if ce == w.end {
 					break
 				}
 			}
 		}
+		if budget < 0 {
+			return nil, tooDense
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	if len(cands) == 0 {
-		return nil, ctx.Err()
-	}
 	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].start != cands[j].start {
-			return cands[i].start < cands[j].start
+		if cands[i].at != cands[j].at {
+			return cands[i].at < cands[j].at
 		}
 		return cands[i].rule < cands[j].rule
 	})
-	ln := newLines(content)
-	var out []Finding
-	var caps ruleCap
-	seen := map[string]bool{}
-	for _, c := range cands {
-		w := c.span
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		frag := string(content[w.start:w.end])
-		for _, f := range e.dets[c.rule].DetectContext(ctx, detect.Fragment{Raw: frag, FilePath: m.Path}) {
-			secret := f.Secret
-			if secret == "" {
-				secret = f.Match
-			}
-			at := strings.Index(frag, secret)
-			if at < 0 {
-				at = strings.Index(frag, f.Match)
-			}
-			if at < 0 {
-				at = 0
-			}
-			start := w.start + at
-			key := fmt.Sprintf("%s@%d", f.RuleID, start)
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			if !caps.take(RuleSecretPrefix + f.RuleID) {
-				continue
-			}
-			line, col := ln.pos(start)
-			out = append(out, Finding{
-				Scanner: "secrets", Rule: RuleSecretPrefix + f.RuleID, Severity: Critical, Path: m.Path,
-				Line: line, Column: col,
-				Message: fmt.Sprintf("possible secret (%s); value withheld: %s", f.Description, maskSecret(secret)),
-				Excerpt: redactedExcerpt(ln, start, start+len(secret), secret),
-			})
-			caps.keep(out[len(out)-1])
-		}
-	}
-	out = append(out, caps.summaries()...)
-	sortFindings(out)
-	return out, nil
+	return dropShadowedGeneric(e, cands), nil
 }
 
 // The "semi-generic" shape most gitleaks rules are generated from:
@@ -400,8 +409,8 @@ const (
 // alternatives, and every other branch contains, literally, a keyword that
 // is not (so matches of other branches are still found through that keyword,
 // unchecked).
-func templateKeywords(r config.Rule) map[string]bool {
-	branches := topLevelBranches(r.Regex.String())
+func templateKeywords(src string, keywords []string) map[string]bool {
+	branches := topLevelBranches(src)
 	tmpl := -1
 	var group string
 	for i, b := range branches {
@@ -426,7 +435,7 @@ func templateKeywords(r config.Rule) map[string]bool {
 	}
 	inGroup := map[string]bool{}
 	var others []string
-	for _, k := range r.Keywords {
+	for _, k := range keywords {
 		k = strings.ToLower(k)
 		if gre.MatchString(k) {
 			inGroup[k] = true
