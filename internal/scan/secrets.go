@@ -33,12 +33,10 @@ type secretsEngine struct {
 	rules   []*secretRule
 	global  []*secretAllow // the global allowlists
 	kw      *kwMatcher
-	kwRules [][]int                          // keyword index -> rule indices
-	wide    []int                            // rule index -> lines a match may reach past the keyword's next line
-	check   []func(b []byte, kwEnd int) bool // rule index -> cheap necessary condition at a keyword, or nil
-	checkKW []map[string]bool                // rule index -> keywords the check applies to
-	always  []int                            // rules with a regex and no keyword: run on everything
-	reach   []func(b []byte, kwEnd int) int  // rule index -> where a multi-line match must end (the evidence's line), or nil
+	kwRules [][]int    // keyword index -> rule indices
+	wide    []int      // rule index -> lines a match may reach past the keyword's next line
+	pre     []*rulePre // rule index -> cheap check, derived on first need (prefilter)
+	always  []int      // rules with a regex and no keyword: run on everything
 	// all holds the keywords of kw followed by the injection anchors, so
 	// the pipeline finds both scanners' keywords in one pass (kwIndex).
 	all *kwMatcher
@@ -122,8 +120,20 @@ func newSecretsEngine(global []secretrules.Allowlist, rules []secretrules.Rule) 
 	return e, nil
 }
 
-// addPrefilter appends the rule's window reach, cheap check and keywords
-// for the check to the engine's per-rule tables.
+// rulePre is a rule's prefilter: its cheap necessary condition at a
+// keyword (or nil), the keywords the check applies to, and for multi-line
+// rules where a match must end (the evidence's line), or nil. Deriving it
+// parses the rule's regex, so it is done for a rule on its first keyword
+// hit: a process scanning a little tool output derives a few.
+type rulePre struct {
+	once    sync.Once
+	check   func(b []byte, kwEnd int) bool
+	checkKW map[string]bool
+	reach   func(b []byte, kwEnd int) int
+}
+
+// addPrefilter appends the rule's window reach and its (not yet derived)
+// prefilter to the engine's per-rule tables.
 func (e *secretsEngine) addPrefilter(r *secretRule) {
 	src := r.Regex.String()
 	wide := 0
@@ -134,20 +144,28 @@ func (e *secretsEngine) addPrefilter(r *secretRule) {
 		wide = multiLines // e.g. "curl \" continued over lines, YAML blocks
 	}
 	e.wide = append(e.wide, wide)
-	var check func([]byte, int) bool
-	var reach func([]byte, int) int
-	tmplKW := templateKeywords(src, r.Keywords)
-	if hc, ok := handChecks[r.RuleID]; ok && hc.regex == src {
-		check, tmplKW, reach = hc.check, hc.keywords, hc.reach
-	} else if tmplKW != nil {
-		check = assignmentCheck
-		if sh, ok := templateSecretShape(src); ok {
-			check = sh.check
+	e.pre = append(e.pre, &rulePre{})
+}
+
+// prefilter returns rule ri's prefilter, deriving it on first use.
+func (e *secretsEngine) prefilter(ri int) *rulePre {
+	p := e.pre[ri]
+	p.once.Do(func() {
+		r := e.rules[ri]
+		src := r.Regex.String()
+		tmplKW := templateKeywords(src, r.Keywords)
+		if hc, ok := handChecks[r.RuleID]; ok && hc.regex == src {
+			p.check, p.checkKW, p.reach = hc.check, hc.keywords, hc.reach
+			return
 		}
-	}
-	e.check = append(e.check, check)
-	e.reach = append(e.reach, reach)
-	e.checkKW = append(e.checkKW, tmplKW)
+		if tmplKW != nil {
+			p.check, p.checkKW = assignmentCheck, tmplKW
+			if sh, ok := templateSecretShape(src); ok {
+				p.check = sh.check
+			}
+		}
+	})
+	return p
 }
 
 type secretsScanner struct{ e *secretsEngine }
@@ -287,9 +305,10 @@ func (e *secretsEngine) windows(content []byte, hits []kwHit, budget int) (map[i
 		ws, we := cur.at(off)
 		kwEnd := off + len(e.kw.kws[k])
 		for _, ri := range e.kwRules[k] {
-			if c := e.check[ri]; c != nil && e.checkKW[ri][e.kw.kws[k]] {
+			pf := e.prefilter(ri)
+			if c := pf.check; c != nil && pf.checkKW[e.kw.kws[k]] {
 				budget -= checkCost
-				if e.reach[ri] != nil {
+				if pf.reach != nil {
 					budget -= curlReach
 				}
 				if !c(content, kwEnd) {
@@ -297,7 +316,7 @@ func (e *secretsEngine) windows(content []byte, hits []kwHit, budget int) (map[i
 				}
 			}
 			end := extendLines(content, we, e.wide[ri])
-			if r := e.reach[ri]; r != nil {
+			if r := pf.reach; r != nil {
 				if at := r(content, kwEnd); at >= 0 {
 					end = max(we, extendLines(content, at, 0))
 				}
