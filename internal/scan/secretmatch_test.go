@@ -124,6 +124,12 @@ func TestGitleaksSemantics(t *testing.T) {
 		{"line allowlist", "RUN --mount=type=secret,id=x api_key=\"" + fakeGeneric + "\"\n", "a.txt", ""},
 		{"and allowlist, other path", "SRC_URI_KEY = \"" + fakeGeneric + "\"\n", "a.txt", "generic-api-key"},
 		{"and allowlist, its path", "SRC_URI_KEY = \"" + fakeGeneric + "\"\n", "meta/x.bb", ""},
+		// gitleaks' curl rules continue over five line breaks of one or
+		// two newlines each: ten lines down.
+		{"curl over blank lines", "curl https://example.com \\\n\n  --compressed \\\n\n  -v \\\n\n  -L \\\n\n  -s \\\n\n  -u admin:Zx8vQ2mN4pL7\n", "a.sh", "curl-auth-user"},
+		// "$" is the end of the content, not of a line (nor of a window).
+		{"end of text only", "see https://cE2cFf2C:fBeE2BC2@gems.contribsys.com\nnext\n", "a.txt", ""},
+		{"end of text", "see https://cE2cFf2C:fBeE2BC2@gems.contribsys.com/\nnext\n", "a.txt", "sidekiq-sensitive-url"},
 	} {
 		if got := strings.Join(rules(tc.content, tc.path), ","); got != tc.want {
 			t.Errorf("%s: %q as %s: rules %q, want %q", tc.name, tc.content, tc.path, got, tc.want)

@@ -186,9 +186,12 @@ func (secretsScanner) Name() string { return "secrets" }
 // whose matches span many lines (private key blocks).
 const wideLines = 200
 
-// multiLines is the reach of rules whose matches may continue over a few
-// lines (gitleaks' curl rules allow five continuation lines).
-const multiLines = 6
+// multiLines is the reach, in newlines after the keyword, of rules whose
+// matches may continue over a few lines: gitleaks' curl rules allow five
+// continuations, each after one or two line breaks ([\r\n]{1,2}: a blank
+// line between two continuation lines is one), so a match may end ten
+// newlines past the keyword's line.
+const multiLines = 11
 
 // wideReach bounds multi-line windows in bytes (a private key block is a
 // few KB).
@@ -318,7 +321,7 @@ func (e *secretsEngine) windows(content []byte, hits []kwHit, budget int) (map[i
 			end := extendLines(content, we, e.wide[ri])
 			if r := pf.reach; r != nil {
 				if at := r(content, kwEnd); at >= 0 {
-					end = max(we, extendLines(content, at, 0))
+					end = max(we, lineEnd(content, at))
 				}
 			}
 			if e.wide[ri] == 0 {
@@ -335,6 +338,70 @@ func (e *secretsEngine) windows(content []byte, hits []kwHit, budget int) (map[i
 		addWin(ri, 0, len(content))
 	}
 	return windows, budget
+}
+
+// wholeWindow is the longest window whose matches are taken from one
+// FindAll over it (exactly gitleaks' matches, when the window starts at a
+// line start); longer ones are read in chunks.
+const wholeWindow = 64 << 10
+
+// windowMatches returns the matches (absolute offsets) of re in the window
+// w. The window is first tested chunk by chunk (size bytes, overlapping by
+// half: Go's regexp uses its fast backtracker only on short inputs); only
+// when a chunk matches are the matches listed, from one pass over the
+// whole window when it is at most wholeWindow long, so that a greedy match
+// reaching past a chunk's end is not cut short. Longer windows are listed
+// chunk by chunk, skipping a match that ends at a chunk's end when the
+// next chunk holds its start. Bytes read are charged to budget.
+func windowMatches(re *regexp.Regexp, content []byte, w span, size int, budget *int) [][2]int {
+	var out [][2]int
+	whole := w.end-w.start <= wholeWindow
+	for cs := w.start; ; cs += size / 2 {
+		ce := min(w.end, cs+size)
+		if *budget -= ce - cs; *budget < 0 {
+			return nil
+		}
+		if re.Match(content[cs:ce]) {
+			if whole {
+				return wholeMatches(re, content, w, budget)
+			}
+			*budget -= ce - cs
+			for _, loc := range re.FindAllIndex(content[cs:ce], -1) {
+				ms, me := cs+loc[0], cs+loc[1]
+				if me == ce && ce < w.end && ms >= cs+size/2 {
+					continue // maybe cut short: the next chunk holds it whole
+				}
+				out = append(out, [2]int{ms, me})
+			}
+		}
+		if ce == w.end {
+			return out
+		}
+	}
+}
+
+// wholeMatches lists the matches of re in the window w. The window's end
+// is an end of text for the regexp: a match ending there may hold only
+// because of that (a rule ending in "$" or "\z"; gitleaks, reading the
+// whole content, sees the newline that follows). So when one does, and
+// content goes on, the window is read again with its next line, and the
+// matches starting inside w are taken from that reading.
+func wholeMatches(re *regexp.Regexp, content []byte, w span, budget *int) [][2]int {
+	list := func(end int) [][2]int {
+		*budget -= end - w.start
+		var out [][2]int
+		for _, loc := range re.FindAllIndex(content[w.start:end], -1) {
+			if w.start+loc[0] < w.end {
+				out = append(out, [2]int{w.start + loc[0], w.start + loc[1]})
+			}
+		}
+		return out
+	}
+	out := list(w.end)
+	if n := len(out); n > 0 && out[n-1][1] == w.end && w.end < len(content) {
+		out = list(lineEnd(content, w.end+1))
+	}
+	return out
 }
 
 // candidates runs each rule's regular expression on its windows and
@@ -370,28 +437,15 @@ func (s secretsScanner) candidates(ctx context.Context, content []byte, path str
 			size = wideReach + wideChunk
 		}
 		for _, w := range ws {
-			for cs := w.start; ; cs += size / 2 {
-				ce := min(w.end, cs+size)
-				if budget -= ce - cs; budget < 0 {
-					return nil, tooDense
+			for _, loc := range windowMatches(re, content, w, size, &budget) {
+				var c secretCand
+				if st.candidate(ri, loc[0], loc[1], &c) && !seen[[2]int{ri, c.at}] {
+					seen[[2]int{ri, c.at}] = true
+					cands = append(cands, c)
 				}
-				if re.Match(content[cs:ce]) {
-					budget -= ce - cs
-					for _, loc := range re.FindAllIndex(content[cs:ce], -1) {
-						ms, me := cs+loc[0], cs+loc[1]
-						if me == ce && ce < w.end && ms >= cs+size/2 {
-							continue // maybe cut short: the next chunk holds it whole
-						}
-						var c secretCand
-						if st.candidate(ri, ms, me, &c) && !seen[[2]int{ri, c.at}] {
-							seen[[2]int{ri, c.at}] = true
-							cands = append(cands, c)
-						}
-					}
-				}
-				if ce == w.end {
-					break
-				}
+			}
+			if budget < 0 {
+				return nil, tooDense
 			}
 		}
 		if budget < 0 {
@@ -847,7 +901,7 @@ func curlEnd(b []byte, kwEnd int) int {
 }
 
 // findAfter returns the end of the first match of re in the reach of a curl
-// rule after kwEnd (the rest of the line and multiLines more), or -1.
+// rule after kwEnd (the rest of the line and multiLines-1 more), or -1.
 func findAfter(b []byte, kwEnd int, f *curlFlag) int {
 	at := -1
 	f.matches(b[kwEnd:curlEnd(b, kwEnd)], func(end int) bool { at = kwEnd + end; return false })
@@ -968,6 +1022,14 @@ func (c *lineCursor) at(off int) (int, int) {
 		c.valid = true
 	}
 	return c.start, c.end
+}
+
+// lineEnd returns the offset of the end of the line holding off.
+func lineEnd(b []byte, off int) int {
+	if i := bytes.IndexByte(b[off:], '\n'); i >= 0 {
+		return off + i
+	}
+	return len(b)
 }
 
 // extendLines returns the offset of the end of the n-th line after off.

@@ -40,7 +40,12 @@ func (s *sampler) gen(sb *strings.Builder, re *syntax.Regexp) {
 	case syntax.OpCharClass:
 		sb.WriteRune(s.pick(re.Rune))
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
-		sb.WriteRune(s.pick([]rune{'a', 'z', 'A', 'Z', '0', '9'}))
+		// often a dot: rules write host names with unescaped dots
+		if s.rng.Intn(2) == 0 {
+			sb.WriteByte('.')
+		} else {
+			sb.WriteRune(s.pick([]rune{'a', 'z', 'A', 'Z', '0', '9'}))
+		}
 	case syntax.OpCapture:
 		s.gen(sb, re.Sub[0])
 	case syntax.OpStar:
