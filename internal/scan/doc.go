@@ -57,8 +57,10 @@
 // more) and its length. Speed: gitleaks gates each rule on its keywords per
 // fragment, which on markdown lets nearly every rule run over every byte.
 // We find the keywords ourselves and run a rule's regular expression only
-// on the lines around its keywords (a few lines more for the curl and YAML
-// rules, 200 for private keys), after a cheap necessary condition for the
+// on the lines around its keywords (eleven lines more for the curl and
+// YAML rules: five continuations after one or two line breaks each; 200
+// for private keys; a window's end is not an end of text, so a match
+// ending there is read again with the next line), after a cheap necessary condition for the
 // hottest rules (an assignment operator after the keyword for gitleaks'
 // generated "semi-generic" rules; hand-written conditions for seven named
 // rules, each active only while the loaded regex is byte-for-byte the one it
