@@ -165,9 +165,6 @@ func (s *matchState) candidate(ri, start, end int, c *secretCand) bool {
 	lead := len(raw) - len(strings.TrimLeft(raw, "\n"))
 	// gitleaks places the trimmed match at the untrimmed start.
 	line, ls, le := gitleaksLine(s.content, start, start+len(trimmed))
-	if s.marksIn(ls, le) {
-		return false
-	}
 	*c = secretCand{rule: ri, start: start, matchLine: line, at: start + lead, match: trimmed, secret: trimmed}
 	if g := r.Regex.Get().FindStringSubmatchIndex(trimmed); len(g) >= 4 {
 		if r.SecretGroup > 0 {
@@ -204,11 +201,18 @@ func (s *matchState) candidate(ri, start, end int, c *secretCand) bool {
 			return false
 		}
 	}
-	return true
+	// gitleaks looks for the mark first; the order does not change the
+	// outcome, and most candidates fail the cheaper checks above.
+	return !s.marksIn(ls, le)
 }
 
-// marksIn reports whether "gitleaks:allow" lies within content[ls:le).
+// marksIn reports whether "gitleaks:allow" lies within content[ls:le). A
+// short line is searched; for long ones (a match on the last line gets a
+// "line" from the top of content) the marks are listed once per scan.
 func (s *matchState) marksIn(ls, le int) bool {
+	if le-ls <= 4096 {
+		return bytes.Contains(s.content[ls:le], []byte(gitleaksAllow))
+	}
 	if !s.marked {
 		s.marked = true
 		for off := 0; ; {
