@@ -47,15 +47,20 @@
 // never refusing a place where its regex matches.
 //
 // secrets ("secrets/<gitleaks rule id>", critical for both origins):
-// gitleaks v8.30.1's default rules used as a library. A secret in a local
+// gitleaks v8.30.1's default rules, as data: secretrules is a table
+// generated from the pinned module's config/gitleaks.toml (MIT; the
+// generator and the gitleaks dependency live in the nested module
+// gitleaksdiff, so this module does not link gitleaks). A secret in a local
 // file is critical too: whatever is uploaded into the sandbox is readable by
 // the agent, and by anything that injects instructions into it. Excerpts and
 // messages show at most the first four characters of a secret (of 16 or
 // more) and its length. Speed: gitleaks gates each rule on its keywords per
 // fragment, which on markdown lets nearly every rule run over every byte.
 // We find the keywords ourselves and run a rule's regular expression only
-// on the lines around its keywords (a few lines more for the curl and YAML
-// rules, 200 for private keys), after a cheap necessary condition for the
+// on the lines around its keywords (eleven lines more for the curl and
+// YAML rules: five continuations after one or two line breaks each; 200
+// for private keys; a window's end is not an end of text, so a match
+// ending there is read again with the next line), after a cheap necessary condition for the
 // hottest rules (an assignment operator after the keyword for gitleaks'
 // generated "semi-generic" rules; hand-written conditions for seven named
 // rules, each active only while the loaded regex is byte-for-byte the one it
@@ -63,10 +68,23 @@
 // characters, of its minimum length, right after the operator — class and
 // length derived from the rule's own regex with regexp/syntax; the curl
 // rules try their flag expression only where "-H"/"--header" or
-// "-u"/"--user" follows whitespace). Windows where the regex matches go to a gitleaks
-// detector holding only that rule, which applies its allowlists, entropy
-// and stop words. Known difference from running gitleaks on a whole file: a
-// match that does not lie within its keyword's window is not seen.
+// "-u"/"--user" follows whitespace). Rule patterns are compiled on first
+// need, prefilters derived on a rule's first keyword hit. To the matches
+// found in the windows we apply what gitleaks' detector applies to a
+// fragment holding the whole content (secretmatch.go): newlines trimmed
+// from the match, a "gitleaks:allow" mark on the match's line (as gitleaks
+// delimits it) suppresses it, the secret is the rule's secretGroup or the
+// first non-empty group, the entropy floor (gitleaks' formula), the global
+// then the rule's allowlists (regexes on the secret, match or line, joined
+// as gitleaks joins them; stop words; paths; "and" conditions), the rule's
+// path filter, file paths exempted by allowlists, and the report filter
+// dropping a generic-rule finding whose secret a non-generic finding on
+// the same line contains. The differential test in gitleaksdiff holds this
+// to pinned gitleaks on the corpus and on secrets generated from every
+// rule. Known difference from running gitleaks on a whole file: a match
+// that does not lie within its keyword's window is not seen (gitleaks runs
+// a rule over the whole file once any of its keywords appears anywhere).
+// A secret repeated on one line is one finding.
 //
 // ssrf ("ssrf/…"): URLs in the content (any scheme) whose host is a cloud
 // metadata endpoint (metadata-endpoint, critical) or another internal
@@ -161,6 +179,6 @@
 // disguised runes. Line positions are computed only up to the last finding. BenchmarkPipelineMarkdown measures the non-ML
 // pipeline on the corpus markdown.
 //
-// A Pipeline and the scanners are safe for concurrent use. The gitleaks rule
-// set is loaded once per process.
+// A Pipeline and the scanners are safe for concurrent use. The secrets
+// rule set is loaded once per process.
 package scan

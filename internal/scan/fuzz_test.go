@@ -92,19 +92,19 @@ func FuzzSecretsPrefilter(f *testing.F) {
 		e.kw.find(data, func(off, k int) {
 			kwEnd := off + len(e.kw.kws[k])
 			for _, ri := range e.kwRules[k] {
-				if c := e.check[ri]; c == nil || !e.checkKW[ri][e.kw.kws[k]] || c(data, kwEnd) {
+				if pf := e.prefilter(ri); pf.check == nil || !pf.checkKW[e.kw.kws[k]] || pf.check(data, kwEnd) {
 					admitted[ri] = true
 				}
 			}
 		})
 		for ri, r := range e.rules {
-			if e.check[ri] == nil || admitted[ri] || len(r.Keywords) == 0 {
+			if e.prefilter(ri).check == nil || admitted[ri] || len(r.Keywords) == 0 {
 				continue
 			}
 			if strings.Contains(string(data), "\n") && e.wide[ri] == 0 {
 				continue // single-line rules are judged on single lines
 			}
-			m := r.Regex.FindSubmatch(data)
+			m := r.Regex.Get().FindSubmatch(data)
 			if m == nil {
 				continue
 			}

@@ -22,7 +22,7 @@ func TestSecretChecksNecessary(t *testing.T) {
 	alpha := "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.=+/~@$ "
 	matched := 0
 	for ri, r := range e.rules {
-		if e.check[ri] == nil || len(r.Keywords) == 0 || e.wide[ri] != 0 {
+		if e.prefilter(ri).check == nil || len(r.Keywords) == 0 || e.wide[ri] != 0 {
 			continue
 		}
 		for n := 0; n < 300; n++ {
@@ -45,7 +45,7 @@ func TestSecretChecksNecessary(t *testing.T) {
 			}
 			sb.WriteString([]string{"", " ", "\"", ";", "\n"}[rng.Intn(5)])
 			data := []byte(sb.String())
-			sm := r.Regex.FindSubmatch(data)
+			sm := r.Regex.Get().FindSubmatch(data)
 			if sm == nil {
 				continue
 			}
@@ -57,7 +57,7 @@ func TestSecretChecksNecessary(t *testing.T) {
 			e.kw.find(data, func(off, k int) {
 				kwEnd := off + len(e.kw.kws[k])
 				for _, rj := range e.kwRules[k] {
-					if rj == ri && (!e.checkKW[ri][e.kw.kws[k]] || e.check[ri](data, kwEnd)) {
+					if rj == ri && (!e.prefilter(ri).checkKW[e.kw.kws[k]] || e.prefilter(ri).check(data, kwEnd)) {
 						admitted = true
 					}
 				}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"regexp"
 	"regexp/syntax"
 	"sort"
@@ -13,34 +12,31 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/zricethezav/gitleaks/v8/config"
-	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
+	"github.com/fullsend-ai/fullsend/internal/scan/secretrules"
 )
 
 // RuleSecretPrefix prefixes the gitleaks rule id in secret findings
 // ("secrets/github-pat").
 const RuleSecretPrefix = "secrets/"
 
-// secretsEngine wraps one gitleaks detector (default rule set) with a fast
-// prefilter. gitleaks already skips rules whose keywords are absent from a
-// fragment, but on a whole markdown file some keyword ("key", "token", "sk",
-// "s.") is nearly always present, so nearly every rule runs over every byte
-// (≈1 MB/s measured). We instead find keyword occurrences ourselves, run each
-// rule's regular expression only on the lines around its keywords, and hand
-// only the windows where a regular expression matched to gitleaks, which
-// then applies its allowlists, entropy limits, stop words and composite
-// rules as usual.
+// secretsEngine applies gitleaks' default rules (secretrules) behind a
+// fast prefilter. gitleaks skips rules whose keywords are absent from a
+// fragment, but on a whole markdown file some keyword ("key", "token",
+// "sk", "s.") is nearly always present, so nearly every rule would run over
+// every byte (≈1 MB/s measured). We instead find keyword occurrences
+// ourselves, run each rule's regular expression only on the lines around
+// its keywords, and apply gitleaks' semantics (secret group, entropy,
+// allowlists, stop words, gitleaks:allow, the generic-rule filter) to the
+// matches found there (secretmatch.go).
 type secretsEngine struct {
-	det     *detect.Detector
-	rules   []config.Rule
+	rules   []*secretRule
+	global  []*secretAllow // the global allowlists
 	kw      *kwMatcher
-	kwRules [][]int                          // keyword index -> rule indices
-	wide    []int                            // rule index -> lines a match may reach past the keyword's next line
-	check   []func(b []byte, kwEnd int) bool // rule index -> cheap necessary condition at a keyword, or nil
-	checkKW []map[string]bool                // rule index -> keywords the check applies to
-	always  []int                            // rules with a regex and no keyword: run on everything
-	dets    []*detect.Detector               // rule index -> detector holding only that rule (+ rules it requires)
-	reach   []func(b []byte, kwEnd int) int  // rule index -> where a multi-line match must end (the evidence's line), or nil
+	kwRules [][]int    // keyword index -> rule indices
+	wide    []int      // rule index -> lines a match may reach past the keyword's next line
+	pre     []*rulePre // rule index -> cheap check, derived on first need (prefilter)
+	always  []int      // rules with a regex and no keyword: run on everything
 	// all holds the keywords of kw followed by the injection anchors, so
 	// the pipeline finds both scanners' keywords in one pass (kwIndex).
 	all *kwMatcher
@@ -76,101 +72,106 @@ var (
 	secretsErr  error
 )
 
-// sharedSecrets builds the gitleaks detector once per process: loading its
-// default configuration costs tens of milliseconds and goes through viper's
-// global state.
+// sharedSecrets builds the engine once per process. Patterns are
+// compiled on first need, not here.
 func sharedSecrets() (*secretsEngine, error) {
-	secretsOnce.Do(func() {
-		det, err := detect.NewDetectorDefaultConfig()
-		if err != nil {
-			secretsErr = fmt.Errorf("gitleaks default rules: %w", err)
+	secretsOnce.Do(func() { secretsEng, secretsErr = newSecretsEngine(secretrules.Global, secretrules.Rules) })
+	return secretsEng, secretsErr
+}
+
+func newSecretsEngine(global []secretrules.Allowlist, rules []secretrules.Rule) (*secretsEngine, error) {
+	e := &secretsEngine{}
+	for _, a := range global {
+		e.global = append(e.global, newSecretAllow(a))
+	}
+	kwIndex := map[string]int{}
+	var kws []string
+	for _, tr := range rules {
+		if tr.Regex == "" {
+			continue // path-only rules (e.g. pkcs12 files): not content
+		}
+		ri := len(e.rules)
+		r := newSecretRule(tr)
+		e.rules = append(e.rules, r)
+		e.addPrefilter(r)
+		if len(r.Keywords) == 0 {
+			e.always = append(e.always, ri)
+			continue
+		}
+		for _, k := range r.Keywords {
+			k = strings.ToLower(k)
+			if len(k) < 2 {
+				e.always = append(e.always, ri)
+				break
+			}
+			ki, ok := kwIndex[k]
+			if !ok {
+				ki = len(kws)
+				kwIndex[k] = ki
+				kws = append(kws, k)
+				e.kwRules = append(e.kwRules, nil)
+			}
+			e.kwRules[ki] = append(e.kwRules[ki], ri)
+		}
+	}
+	e.kw = newKWMatcher(kws)
+	injAnchors, _ := injAnchorTable()
+	e.all = newKWMatcher(append(append([]string(nil), kws...), injAnchors.kws...))
+	return e, nil
+}
+
+// rulePre is a rule's prefilter: its cheap necessary condition at a
+// keyword (or nil), the keywords the check applies to, and for multi-line
+// rules where a match must end (the evidence's line), or nil. Deriving it
+// parses the rule's regex, so it is done for a rule on its first keyword
+// hit: a process scanning a little tool output derives a few.
+type rulePre struct {
+	once    sync.Once
+	check   func(b []byte, kwEnd int) bool
+	checkKW map[string]bool
+	reach   func(b []byte, kwEnd int) int
+}
+
+// addPrefilter appends the rule's window reach and its (not yet derived)
+// prefilter to the engine's per-rule tables.
+func (e *secretsEngine) addPrefilter(r *secretRule) {
+	src := r.Regex.String()
+	wide := 0
+	switch {
+	case strings.Contains(src, "-----"):
+		wide = wideLines // PEM blocks
+	case strings.Contains(src, `[\r\n]`), strings.Contains(src, `(?s`), strings.Contains(src, `\n`):
+		wide = multiLines // e.g. "curl \" continued over lines, YAML blocks
+	}
+	e.wide = append(e.wide, wide)
+	e.pre = append(e.pre, &rulePre{})
+}
+
+// prefilter returns rule ri's prefilter, deriving it on first use.
+func (e *secretsEngine) prefilter(ri int) *rulePre {
+	p := e.pre[ri]
+	p.once.Do(func() {
+		r := e.rules[ri]
+		src := r.Regex.String()
+		tmplKW := templateKeywords(src, r.Keywords)
+		if hc, ok := handChecks[r.RuleID]; ok && hc.regex == src {
+			p.check, p.checkKW, p.reach = hc.check, hc.keywords, hc.reach
 			return
 		}
-		e := &secretsEngine{det: det}
-		ids := make([]string, 0, len(det.Config.Rules))
-		for id := range det.Config.Rules {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		kwIndex := map[string]int{}
-		var kws []string
-		for _, id := range ids {
-			r := det.Config.Rules[id]
-			if r.Regex == nil {
-				continue // path-only rules (e.g. pkcs12 files): not content
-			}
-			ri := len(e.rules)
-			e.rules = append(e.rules, r)
-			one := config.Config{Rules: map[string]config.Rule{id: r}, Keywords: map[string]struct{}{}, Allowlists: det.Config.Allowlists}
-			for _, req := range r.RequiredRules {
-				if rr, ok := det.Config.Rules[req.RuleID]; ok {
-					one.Rules[req.RuleID] = rr
-				}
-			}
-			for _, rr := range one.Rules {
-				for _, k := range rr.Keywords {
-					one.Keywords[strings.ToLower(k)] = struct{}{}
-				}
-			}
-			e.dets = append(e.dets, detect.NewDetector(one))
-			src := r.Regex.String()
-			wide := 0
-			switch {
-			case strings.Contains(src, "-----"):
-				wide = wideLines // PEM blocks
-			case strings.Contains(src, `[\r\n]`), strings.Contains(src, `(?s`), strings.Contains(src, `\n`):
-				wide = multiLines // e.g. "curl \" continued over lines, YAML blocks
-			}
-			e.wide = append(e.wide, wide)
-			var check func([]byte, int) bool
-			tmplKW := templateKeywords(r)
-			if hc, ok := handChecks[id]; ok && hc.regex == src {
-				check, tmplKW = hc.check, hc.keywords
-			} else if tmplKW != nil {
-				check = assignmentCheck
-				if sh, ok := templateSecretShape(r.Regex.String()); ok {
-					check = sh.check
-				}
-			}
-			e.check = append(e.check, check)
-			var reach func([]byte, int) int
-			if hc, ok := handChecks[id]; ok && hc.regex == src {
-				reach = hc.reach
-			}
-			e.reach = append(e.reach, reach)
-			e.checkKW = append(e.checkKW, tmplKW)
-			if len(r.Keywords) == 0 {
-				e.always = append(e.always, ri)
-				continue
-			}
-			for _, k := range r.Keywords {
-				k = strings.ToLower(k)
-				if len(k) < 2 {
-					e.always = append(e.always, ri)
-					break
-				}
-				ki, ok := kwIndex[k]
-				if !ok {
-					ki = len(kws)
-					kwIndex[k] = ki
-					kws = append(kws, k)
-					e.kwRules = append(e.kwRules, nil)
-				}
-				e.kwRules[ki] = append(e.kwRules[ki], ri)
+		if tmplKW != nil {
+			p.check, p.checkKW = assignmentCheck, tmplKW
+			if sh, ok := templateSecretShape(src); ok {
+				p.check = sh.check
 			}
 		}
-		e.kw = newKWMatcher(kws)
-		injAnchors, _ := injAnchorTable()
-		e.all = newKWMatcher(append(append([]string(nil), kws...), injAnchors.kws...))
-		secretsEng = e
 	})
-	return secretsEng, secretsErr
+	return p
 }
 
 type secretsScanner struct{ e *secretsEngine }
 
-// NewSecretsScanner returns the secrets scanner (gitleaks v8 default rules,
-// used as a library). The rule set is loaded once per process.
+// NewSecretsScanner returns the secrets scanner (gitleaks' default rules,
+// internal/scan/secretrules). The rule set is loaded once per process.
 func NewSecretsScanner() (Scanner, error) {
 	e, err := sharedSecrets()
 	if err != nil {
@@ -185,9 +186,12 @@ func (secretsScanner) Name() string { return "secrets" }
 // whose matches span many lines (private key blocks).
 const wideLines = 200
 
-// multiLines is the reach of rules whose matches may continue over a few
-// lines (gitleaks' curl rules allow five continuation lines).
-const multiLines = 6
+// multiLines is the reach, in newlines after the keyword, of rules whose
+// matches may continue over a few lines: gitleaks' curl rules allow five
+// continuations, each after one or two line breaks ([\r\n]{1,2}: a blank
+// line between two continuation lines is one), so a match may end ten
+// newlines past the keyword's line.
+const multiLines = 11
 
 // wideReach bounds multi-line windows in bytes (a private key block is a
 // few KB).
@@ -235,8 +239,53 @@ const maxIndexed = 1<<31 - 1
 // scanHits is Scan given the occurrences of the engine's keywords in
 // content (in order).
 func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hits []kwHit) ([]Finding, error) {
-	e := s.e
-	type span struct{ start, end int }
+	cands, err := s.candidates(ctx, content, m.Path, hits)
+	if err != nil || len(cands) == 0 {
+		return nil, err
+	}
+	ln := newLines(content)
+	var out []Finding
+	var caps ruleCap
+	type once struct {
+		rule, line int
+		secret     string
+	}
+	seen := map[once]bool{} // the excerpt masks every occurrence on the line
+	for _, c := range cands {
+		r := s.e.rules[c.rule]
+		secret := c.secret
+		if secret == "" {
+			secret = c.match
+		}
+		line, col := ln.pos(c.at)
+		if k := (once{c.rule, line, secret}); seen[k] {
+			continue
+		} else {
+			seen[k] = true
+		}
+		id := RuleSecretPrefix + r.RuleID
+		if !caps.take(id) {
+			continue
+		}
+		out = append(out, Finding{
+			Scanner: "secrets", Rule: id, Severity: Critical, Path: m.Path,
+			Line: line, Column: col,
+			Message: fmt.Sprintf("possible secret (%s); value withheld: %s", r.Description, maskSecret(secret)),
+			Excerpt: redactedExcerpt(ln, c.at, c.at+len(secret), secret),
+		})
+		caps.keep(out[len(out)-1])
+	}
+	out = append(out, caps.summaries()...)
+	sortFindings(out)
+	return out, nil
+}
+
+type span struct{ start, end int }
+
+// windows returns, per rule, the merged windows of content its regular
+// expression must read (around the keyword hits its cheap check admits),
+// and what is left of the work budget.
+func (e *secretsEngine) windows(content []byte, hits []kwHit, budget int) (map[int][]span, int) {
 	windows := make(map[int][]span) // rule -> merged windows in order
 	addWin := func(ri, ws, we int) {
 		w := windows[ri]
@@ -249,8 +298,6 @@ func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hi
 		}
 		windows[ri] = append(w, span{ws, we})
 	}
-	budget := max(minSecretsBudget, secretsBudgetFactor*len(content))
-	limit := budget
 	var cur lineCursor
 	cur.b = content
 	for _, h := range hits {
@@ -261,9 +308,10 @@ func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hi
 		ws, we := cur.at(off)
 		kwEnd := off + len(e.kw.kws[k])
 		for _, ri := range e.kwRules[k] {
-			if c := e.check[ri]; c != nil && e.checkKW[ri][e.kw.kws[k]] {
+			pf := e.prefilter(ri)
+			if c := pf.check; c != nil && pf.checkKW[e.kw.kws[k]] {
 				budget -= checkCost
-				if e.reach[ri] != nil {
+				if pf.reach != nil {
 					budget -= curlReach
 				}
 				if !c(content, kwEnd) {
@@ -271,9 +319,9 @@ func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hi
 				}
 			}
 			end := extendLines(content, we, e.wide[ri])
-			if r := e.reach[ri]; r != nil {
+			if r := pf.reach; r != nil {
 				if at := r(content, kwEnd); at >= 0 {
-					end = max(we, extendLines(content, at, 0))
+					end = max(we, lineEnd(content, at))
 				}
 			}
 			if e.wide[ri] == 0 {
@@ -289,19 +337,98 @@ func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hi
 	for _, ri := range e.always {
 		addWin(ri, 0, len(content))
 	}
-	// Windows where a rule's regular expression matches go to gitleaks,
-	// with a detector holding only that rule.
-	type cand struct {
-		span
-		rule int
+	return windows, budget
+}
+
+// wholeWindow is the longest window whose matches are taken from one
+// FindAll over it (exactly gitleaks' matches, when the window starts at a
+// line start); longer ones are read in chunks.
+const wholeWindow = 64 << 10
+
+// windowMatches returns the matches (absolute offsets) of re in the window
+// w. The window is first tested chunk by chunk (size bytes, overlapping by
+// half: Go's regexp uses its fast backtracker only on short inputs); only
+// when a chunk matches are the matches listed, from one pass over the
+// whole window when it is at most wholeWindow long, so that a greedy match
+// reaching past a chunk's end is not cut short. Longer windows are listed
+// chunk by chunk, skipping a match that ends at a chunk's end when the
+// next chunk holds its start. Bytes read are charged to budget.
+func windowMatches(re *regexp.Regexp, content []byte, w span, size int, budget *int) [][2]int {
+	var out [][2]int
+	whole := w.end-w.start <= wholeWindow
+	for cs := w.start; ; cs += size / 2 {
+		ce := min(w.end, cs+size)
+		if *budget -= ce - cs; *budget < 0 {
+			return nil
+		}
+		if re.Match(content[cs:ce]) {
+			if whole {
+				return wholeMatches(re, content, w, budget)
+			}
+			*budget -= ce - cs
+			for _, loc := range re.FindAllIndex(content[cs:ce], -1) {
+				ms, me := cs+loc[0], cs+loc[1]
+				if me == ce && ce < w.end && ms >= cs+size/2 {
+					continue // maybe cut short: the next chunk holds it whole
+				}
+				out = append(out, [2]int{ms, me})
+			}
+		}
+		if ce == w.end {
+			return out
+		}
 	}
-	var cands []cand
+}
+
+// wholeMatches lists the matches of re in the window w. The window's end
+// is an end of text for the regexp: a match ending there may hold only
+// because of that (a rule ending in "$" or "\z"; gitleaks, reading the
+// whole content, sees the newline that follows). So when one does, and
+// content goes on, the window is read again with its next line, and the
+// matches starting inside w are taken from that reading.
+func wholeMatches(re *regexp.Regexp, content []byte, w span, budget *int) [][2]int {
+	list := func(end int) [][2]int {
+		*budget -= end - w.start
+		var out [][2]int
+		for _, loc := range re.FindAllIndex(content[w.start:end], -1) {
+			if w.start+loc[0] < w.end {
+				out = append(out, [2]int{w.start + loc[0], w.start + loc[1]})
+			}
+		}
+		return out
+	}
+	out := list(w.end)
+	if n := len(out); n > 0 && out[n-1][1] == w.end && w.end < len(content) {
+		out = list(lineEnd(content, w.end+1))
+	}
+	return out
+}
+
+// candidates runs each rule's regular expression on its windows and
+// returns the matches gitleaks would report, ordered by the secret's
+// offset then rule.
+func (s secretsScanner) candidates(ctx context.Context, content []byte, path string, hits []kwHit) ([]secretCand, error) {
+	e := s.e
+	for _, a := range e.global {
+		if a.skipsPath(path) {
+			return nil, nil // gitleaks skips the file
+		}
+	}
+	limit := max(minSecretsBudget, secretsBudgetFactor*len(content))
+	windows, budget := e.windows(content, hits, limit)
 	tooDense := fmt.Errorf("content too dense in secret-like patterns to scan in bounded time (work budget of %d bytes exceeded)", limit)
 	if budget < 0 {
 		return nil, tooDense
 	}
-	for ri, ws := range windows {
-		re := e.rules[ri].Regex
+	st := &matchState{e: e, content: content, path: path, budget: &budget, ruleOK: map[int]bool{}}
+	var cands []secretCand
+	seen := map[[2]int]bool{} // rule, secret offset: chunks overlap
+	for ri := range e.rules {
+		ws := windows[ri]
+		if len(ws) == 0 || !st.ruleApplies(ri) {
+			continue
+		}
+		re := e.rules[ri].Regex.Get()
 		size := chunk
 		switch e.wide[ri] {
 		case multiLines:
@@ -310,76 +437,31 @@ func (s secretsScanner) scanHits(ctx context.Context, content []byte, m Meta, hi
 			size = wideReach + wideChunk
 		}
 		for _, w := range ws {
-			for cs := w.start; ; cs += size / 2 {
-				ce := min(w.end, cs+size)
-				if budget -= ce - cs; budget < 0 {
-					return nil, tooDense
-				}
-				if re.Match(content[cs:ce]) {
-					cands = append(cands, cand{span{cs, ce}, ri})
-				}
-				if ce == w.end {
-					break
+			for _, loc := range windowMatches(re, content, w, size, &budget) {
+				var c secretCand
+				if st.candidate(ri, loc[0], loc[1], &c) && !seen[[2]int{ri, c.at}] {
+					seen[[2]int{ri, c.at}] = true
+					cands = append(cands, c)
 				}
 			}
+			if budget < 0 {
+				return nil, tooDense
+			}
+		}
+		if budget < 0 {
+			return nil, tooDense
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	if len(cands) == 0 {
-		return nil, ctx.Err()
-	}
 	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].start != cands[j].start {
-			return cands[i].start < cands[j].start
+		if cands[i].at != cands[j].at {
+			return cands[i].at < cands[j].at
 		}
 		return cands[i].rule < cands[j].rule
 	})
-	ln := newLines(content)
-	var out []Finding
-	var caps ruleCap
-	seen := map[string]bool{}
-	for _, c := range cands {
-		w := c.span
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		frag := string(content[w.start:w.end])
-		for _, f := range e.dets[c.rule].DetectContext(ctx, detect.Fragment{Raw: frag, FilePath: m.Path}) {
-			secret := f.Secret
-			if secret == "" {
-				secret = f.Match
-			}
-			at := strings.Index(frag, secret)
-			if at < 0 {
-				at = strings.Index(frag, f.Match)
-			}
-			if at < 0 {
-				at = 0
-			}
-			start := w.start + at
-			key := fmt.Sprintf("%s@%d", f.RuleID, start)
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			if !caps.take(RuleSecretPrefix + f.RuleID) {
-				continue
-			}
-			line, col := ln.pos(start)
-			out = append(out, Finding{
-				Scanner: "secrets", Rule: RuleSecretPrefix + f.RuleID, Severity: Critical, Path: m.Path,
-				Line: line, Column: col,
-				Message: fmt.Sprintf("possible secret (%s); value withheld: %s", f.Description, maskSecret(secret)),
-				Excerpt: redactedExcerpt(ln, start, start+len(secret), secret),
-			})
-			caps.keep(out[len(out)-1])
-		}
-	}
-	out = append(out, caps.summaries()...)
-	sortFindings(out)
-	return out, nil
+	return dropShadowedGeneric(e, cands), nil
 }
 
 // The "semi-generic" shape most gitleaks rules are generated from:
@@ -400,8 +482,8 @@ const (
 // alternatives, and every other branch contains, literally, a keyword that
 // is not (so matches of other branches are still found through that keyword,
 // unchecked).
-func templateKeywords(r config.Rule) map[string]bool {
-	branches := topLevelBranches(r.Regex.String())
+func templateKeywords(src string, keywords []string) map[string]bool {
+	branches := topLevelBranches(src)
 	tmpl := -1
 	var group string
 	for i, b := range branches {
@@ -426,7 +508,7 @@ func templateKeywords(r config.Rule) map[string]bool {
 	}
 	inGroup := map[string]bool{}
 	var others []string
-	for _, k := range r.Keywords {
+	for _, k := range keywords {
 		k = strings.ToLower(k)
 		if gre.MatchString(k) {
 			inGroup[k] = true
@@ -819,7 +901,7 @@ func curlEnd(b []byte, kwEnd int) int {
 }
 
 // findAfter returns the end of the first match of re in the reach of a curl
-// rule after kwEnd (the rest of the line and multiLines more), or -1.
+// rule after kwEnd (the rest of the line and multiLines-1 more), or -1.
 func findAfter(b []byte, kwEnd int, f *curlFlag) int {
 	at := -1
 	f.matches(b[kwEnd:curlEnd(b, kwEnd)], func(end int) bool { at = kwEnd + end; return false })
@@ -940,6 +1022,14 @@ func (c *lineCursor) at(off int) (int, int) {
 		c.valid = true
 	}
 	return c.start, c.end
+}
+
+// lineEnd returns the offset of the end of the line holding off.
+func lineEnd(b []byte, off int) int {
+	if i := bytes.IndexByte(b[off:], '\n'); i >= 0 {
+		return off + i
+	}
+	return len(b)
 }
 
 // extendLines returns the offset of the end of the n-th line after off.
