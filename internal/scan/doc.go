@@ -72,8 +72,7 @@
 // need, prefilters derived on a rule's first keyword hit. To the matches
 // found in the windows we apply what gitleaks' detector applies to a
 // fragment holding the whole content (secretmatch.go): newlines trimmed
-// from the match, a "gitleaks:allow" mark on the match's line (as gitleaks
-// delimits it) suppresses it, the secret is the rule's secretGroup or the
+// from the match, the secret is the rule's secretGroup or the
 // first non-empty group, the entropy floor (gitleaks' formula), the global
 // then the rule's allowlists (regexes on the secret, match or line, joined
 // as gitleaks joins them; stop words; paths; "and" conditions), the rule's
@@ -84,7 +83,9 @@
 // rule. Known difference from running gitleaks on a whole file: a match
 // that does not lie within its keyword's window is not seen (gitleaks runs
 // a rule over the whole file once any of its keywords appears anywhere).
-// A secret repeated on one line is one finding.
+// A secret repeated on one line is one finding. A deliberate difference:
+// a "gitleaks:allow" comment in the content does not suppress a finding
+// (the content's author cannot vouch for it; scan-accept.yaml does).
 //
 // ssrf ("ssrf/…"): URLs in the content (any scheme) whose host is a cloud
 // metadata endpoint (metadata-endpoint, critical) or another internal

@@ -124,20 +124,21 @@ type secretCand struct {
 }
 
 // matchState is what one scan's matcher shares across rules: the content,
-// its path, the rest of the work budget and the gitleaks:allow marks.
+// its path and the rest of the work budget.
 type matchState struct {
 	e       *secretsEngine
 	content []byte
 	path    string
 	budget  *int
-	marks   []int // offsets of "gitleaks:allow", found on first need
-	marked  bool
 	ruleOK  map[int]bool
 }
 
-// gitleaksAllow on a finding's line (as gitleaks delimits it) suppresses
-// the finding, as in gitleaks.
-const gitleaksAllow = "gitleaks:allow"
+// A "gitleaks:allow" comment on a finding's line suppresses it in gitleaks;
+// here it does not. fullsend scans content written by others (remote
+// resources, agent output through the redaction hook), so a mark the
+// content carries cannot vouch for it: an injected agent could append it to
+// carry a secret past redaction. Findings are accepted only by the fullsend
+// dir's scan-accept.yaml, bound to their exact bytes.
 
 // ruleApplies: the rule may report in this file (its path filter matches
 // and none of its allowlists exempts the path).
@@ -155,8 +156,8 @@ func (s *matchState) ruleApplies(ri int) bool {
 }
 
 // candidate applies what gitleaks applies to one regex match
-// content[start:end) of rule ri: trim newlines, the gitleaks:allow mark,
-// the secret group, the entropy floor, the global then the rule's
+// content[start:end) of rule ri (except the gitleaks:allow mark, see
+// above): trim newlines, the secret group, the entropy floor, the global then the rule's
 // allowlists. It returns false when the match is not reported.
 func (s *matchState) candidate(ri, start, end int, c *secretCand) bool {
 	r := s.e.rules[ri]
@@ -201,31 +202,7 @@ func (s *matchState) candidate(ri, start, end int, c *secretCand) bool {
 			return false
 		}
 	}
-	// gitleaks looks for the mark first; the order does not change the
-	// outcome, and most candidates fail the cheaper checks above.
-	return !s.marksIn(ls, le)
-}
-
-// marksIn reports whether "gitleaks:allow" lies within content[ls:le). A
-// short line is searched; for long ones (a match on the last line gets a
-// "line" from the top of content) the marks are listed once per scan.
-func (s *matchState) marksIn(ls, le int) bool {
-	if le-ls <= 4096 {
-		return bytes.Contains(s.content[ls:le], []byte(gitleaksAllow))
-	}
-	if !s.marked {
-		s.marked = true
-		for off := 0; ; {
-			i := bytes.Index(s.content[off:], []byte(gitleaksAllow))
-			if i < 0 {
-				break
-			}
-			s.marks = append(s.marks, off+i)
-			off += i + 1
-		}
-	}
-	k := sort.SearchInts(s.marks, ls)
-	return k < len(s.marks) && s.marks[k]+len(gitleaksAllow) <= le
+	return true
 }
 
 // gitleaksLine returns the 0-based line of the match content[s:e) and the

@@ -111,11 +111,10 @@ func TestGitleaksSemantics(t *testing.T) {
 		name, content, path, want string
 	}{
 		{"reported", "x = " + fakeGitHubPAT + "\n", "a.txt", "github-pat"},
-		{"gitleaks:allow on its line", "x = " + fakeGitHubPAT + " # gitleaks:allow\n", "a.txt", ""},
+		// The content's own gitleaks:allow marks vouch for nothing.
+		{"gitleaks:allow on its line", "x = " + fakeGitHubPAT + " # gitleaks:allow\n", "a.txt", "github-pat"},
 		{"gitleaks:allow on the next line", "x = " + fakeGitHubPAT + "\n# gitleaks:allow\n", "a.txt", "github-pat"},
-		// gitleaks' "line" of a match on an unterminated last line starts
-		// at the top of the content (long: the marks are indexed)
-		{"mark far above an unterminated last line", "# gitleaks:allow\n" + strings.Repeat("filler line\n", 500) + "x = " + fakeGitHubPAT, "a.txt", ""},
+		{"mark far above an unterminated last line", "# gitleaks:allow\n" + strings.Repeat("filler line\n", 500) + "x = " + fakeGitHubPAT, "a.txt", "github-pat"},
 		{"mark far above a terminated last line", "# gitleaks:allow\n" + strings.Repeat("filler line\n", 500) + "x = " + fakeGitHubPAT + "\n", "a.txt", "github-pat"},
 		{"global path allowlist", "x = " + fakeGitHubPAT + "\n", "web/node_modules/x/index.js", ""},
 		{"rule path allowlist", "x = " + fakeGitHubPAT + "\n", "node/@octokit/auth-token/README.md", ""},
