@@ -96,6 +96,8 @@ var hookTable = map[string][]hookCase{
 	},
 	"secret-redact-posttool": {
 		{payload: "post_bash_cat_env_secret", wantRule: "secret.github-token"},
+		// the output's own gitleaks:allow vouches for nothing
+		{payload: "post_bash_cat_env_secret_marked", wantRule: "secret.github-token"},
 		{payload: "post_read_private_key", wantRule: "secret.private-key"},
 		{payload: "post_read_source_ok"},
 		{payload: "post_write_secret_echo"}, // the agent's own write echoed back
