@@ -269,7 +269,7 @@ func TestRunTraceNative(t *testing.T) {
 	childOf(t, s.one("execute_tool "+native.ToolWriteFile), agent)
 	for _, sp := range s.spans {
 		for _, kv := range sp.Attributes {
-			if strings.Contains(kv.Value.Emit(), "sk-trace-test-secret") {
+			if strings.Contains(kv.Value.String(), "sk-trace-test-secret") {
 				t.Errorf("span %q attribute %s carries the model key", sp.Name, kv.Key)
 			}
 		}

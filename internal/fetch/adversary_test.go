@@ -88,6 +88,7 @@ func TestTransportSettings(t *testing.T) {
 		if tr.MaxResponseHeaderBytes <= 0 || tr.MaxResponseHeaderBytes > fetch.MaxHeaderBytes {
 			t.Errorf("MaxResponseHeaderBytes = %d", tr.MaxResponseHeaderBytes)
 		}
+		//lint:ignore SA1019 the deprecated DialTLS hook would bypass the vetted dialer too
 		if tr.Proxy != nil || tr.DialTLSContext != nil || tr.DialTLS != nil {
 			t.Errorf("transport can bypass the vetted dialer")
 		}

@@ -134,7 +134,7 @@ func encodeOpenAI(model string, req *Request) ([]byte, error) {
 	}
 	flush()
 	for _, t := range req.Tools {
-		out.Tools = append(out.Tools, oaTool{Type: "function", Function: oaFunctionDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+		out.Tools = append(out.Tools, oaTool{Type: "function", Function: oaFunctionDef(t)})
 	}
 	return json.Marshal(out)
 }

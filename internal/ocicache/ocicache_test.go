@@ -339,7 +339,7 @@ func newFront(t *testing.T) *front {
 		f.mu.Unlock()
 		resp, err := http.Get(target.String() + r.URL.Path)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()
@@ -365,7 +365,7 @@ func newFront(t *testing.T) *front {
 		req.ContentLength = r.ContentLength
 		resp, err := http.DefaultTransport.RoundTrip(req)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()

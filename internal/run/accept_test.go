@@ -28,7 +28,7 @@ func TestAcceptedFindingRuns(t *testing.T) {
 	f.newRepo(map[string]string{"AGENTS.md": doc})
 	p := f.mustPlan(baseHarness, run.Options{})
 	p.Scan.Accept = acc
-	rep, err, _ := f.execute(p, run.ExecOptions{})
+	rep, _, err := f.execute(p, run.ExecOptions{})
 	if err != nil {
 		t.Fatalf("run with an accepted finding: %v (findings %+v)", err, rep.Findings)
 	}
@@ -51,7 +51,7 @@ func TestAcceptedFindingRuns(t *testing.T) {
 	g.newRepo(map[string]string{"AGENTS.md": doc + "\n"})
 	p = g.mustPlan(baseHarness, run.Options{})
 	p.Scan.Accept = acc
-	_, err, _ = g.execute(p, run.ExecOptions{})
+	_, _, err = g.execute(p, run.ExecOptions{})
 	var be *run.BlockedError
 	if !errors.As(err, &be) || be.Phase != "host_scan" {
 		t.Errorf("changed file: err = %v, want blocked in host_scan", err)

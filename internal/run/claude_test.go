@@ -90,7 +90,7 @@ func TestPlanClaudeCLI(t *testing.T) {
 	if !errors.Is(cerr, claude.ErrNotFound) || !strings.Contains(cerr.Error(), `looked for "claude" in PATH (`+f.env["PATH"]+`)`) {
 		t.Fatalf("CheckRuntime = %v", cerr)
 	}
-	rep, err, _ := f.execute(p, run.ExecOptions{SandboxOptions: sandboxOpts(f.tmp)})
+	rep, _, err := f.execute(p, run.ExecOptions{SandboxOptions: sandboxOpts(f.tmp)})
 	if !errors.Is(err, claude.ErrNotFound) || rep.Status != run.StatusFailed {
 		t.Fatalf("execute: %v, status %s", err, rep.Status)
 	}
@@ -175,7 +175,7 @@ func TestHostServiceInSandbox(t *testing.T) {
   - write_result: {value: {status: ok}}
 `)
 	p := f.mustPlan(baseHarness, run.Options{})
-	rep, err, _ := f.execute(p, run.ExecOptions{SandboxOptions: sandboxOpts(f.tmp)})
+	rep, _, err := f.execute(p, run.ExecOptions{SandboxOptions: sandboxOpts(f.tmp)})
 	if err != nil {
 		t.Fatalf("run: %v (%s)", err, rep.Error)
 	}
@@ -209,7 +209,7 @@ func TestTimeoutStopsAndTearsDown(t *testing.T) {
 	p := f.mustPlan(baseHarness, run.Options{})
 	p.WallTime = 3 * time.Second
 	start := time.Now()
-	rep, err, _ := f.execute(p, run.ExecOptions{SandboxOptions: sandboxOpts(f.tmp)})
+	rep, _, err := f.execute(p, run.ExecOptions{SandboxOptions: sandboxOpts(f.tmp)})
 	took := time.Since(start)
 	if !errors.Is(err, run.ErrTimeout) || rep.Status != run.StatusTimeout || rep.ExitCode != 1 || rep.Error != "timeout: the agent did not finish within timeout_minutes (3s)" {
 		t.Fatalf("err %v, status %s, exit %d, error %q", err, rep.Status, rep.ExitCode, rep.Error)

@@ -35,7 +35,7 @@ func TestDowngradesWarnedBeforeTheAgent(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	pr := progress.New(&stderr, progress.Options{Mode: progress.Plain})
-	rep, err, _ := f.execute(p, run.ExecOptions{Backend: weakMemory{b}, Progress: pr, Warn: pr.Writer()})
+	rep, _, err := f.execute(p, run.ExecOptions{Backend: weakMemory{b}, Progress: pr, Warn: pr.Writer()})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}

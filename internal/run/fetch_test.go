@@ -47,7 +47,7 @@ func TestRuntimeFetchWired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err, _ := f.execute(p, run.ExecOptions{Fetch: &fetchsvc.Options{
+	rep, _, err := f.execute(p, run.ExecOptions{Fetch: &fetchsvc.Options{
 		Store: store, Scanner: pl, Audit: audit.Open(audit.Path(cacheDir)),
 		Network: func() (*resolve.Network, error) {
 			return resolve.NewNetwork(cfg, srv.Getenv(""), srv.Reach), nil

@@ -69,7 +69,7 @@ func TestScripts(t *testing.T) {
 	}
 	t.Run("both run", func(t *testing.T) {
 		f := setup(t, pre, post)
-		rep, err, _ := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
+		rep, _, err := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestScripts(t *testing.T) {
 	})
 	t.Run("pre_script fails: nothing provisioned", func(t *testing.T) {
 		f := setup(t, "#!/bin/sh\necho broken >&2\nexit 3\n", post)
-		rep, err, _ := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
+		rep, _, err := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
 		var se *run.ScriptError
 		if !errors.As(err, &se) || se.Field != "pre_script" || se.ExitCode != 3 {
 			t.Fatalf("err = %v", err)
@@ -101,7 +101,7 @@ func TestScripts(t *testing.T) {
 	})
 	t.Run("post_script fails", func(t *testing.T) {
 		f := setup(t, pre, "#!/bin/sh\nexit 7\n")
-		rep, err, _ := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
+		rep, _, err := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
 		var se *run.ScriptError
 		if !errors.As(err, &se) || se.Field != "post_script" || se.ExitCode != 7 || rep.Status != run.StatusFailed {
 			t.Fatalf("err = %v status %s", err, rep.Status)
@@ -113,7 +113,7 @@ func TestScripts(t *testing.T) {
 	t.Run("post_script skipped when the agent fails", func(t *testing.T) {
 		f := setup(t, pre, post)
 		f.write("script.yaml", "steps:\n  - fail: {message: boom, exit_code: 4}\n")
-		rep, err, _ := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
+		rep, _, err := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
 		var ae *run.AgentError
 		if !errors.As(err, &ae) || ae.ExitCode != 4 {
 			t.Fatalf("err = %v", err)
@@ -127,7 +127,7 @@ func TestScripts(t *testing.T) {
 		if err := os.Chmod(filepath.Join(f.dir, "scripts/pre.sh"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rep, err, _ := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
+		rep, _, err := f.execute(f.mustPlan(harness, run.Options{}), run.ExecOptions{})
 		if err != nil || !strings.HasPrefix(readFile(t, filepath.Join(rep.Dir(), run.PreScriptLog)), "pre from-host") {
 			t.Fatalf("err = %v", err)
 		}
@@ -210,7 +210,7 @@ func TestValidationLoop(t *testing.T) {
 				writeExec(t, filepath.Join(f.dir, "scripts/check.sh"), c.valScript)
 			}
 			h := strings.Replace(baseHarness, "  max_iterations: 2\n", "  max_iterations: 2\n"+c.extra, 1)
-			rep, err, _ := f.execute(f.mustPlan(h, run.Options{}), run.ExecOptions{})
+			rep, _, err := f.execute(f.mustPlan(h, run.Options{}), run.ExecOptions{})
 			if (err != nil) != c.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, c.wantErr)
 			}
@@ -240,7 +240,7 @@ func TestTeardownAfterFailingAgent(t *testing.T) {
 	marker := fmt.Sprintf("31%d.5", os.Getpid())
 	f.write("script.yaml", "steps:\n  - exec: {cmd: 'sleep "+marker+" > /dev/null 2>&1 &'}\n  - fail: {message: agent crashed, exit_code: 2}\n")
 	var sess sandbox.Session
-	rep, err, _ := f.execute(f.mustPlan(baseHarness, run.Options{}), run.ExecOptions{OnProvisioned: func(s sandbox.Session) { sess = s }})
+	rep, _, err := f.execute(f.mustPlan(baseHarness, run.Options{}), run.ExecOptions{OnProvisioned: func(s sandbox.Session) { sess = s }})
 	var ae *run.AgentError
 	if !errors.As(err, &ae) || ae.ExitCode != 2 || rep.Status != run.StatusFailed {
 		t.Fatalf("err = %v status %s", err, rep.Status)

@@ -230,7 +230,7 @@ func (s snapshot) exists(sandboxPath string) bool {
 	return err == nil
 }
 
-func (f *fixture) execute(p *run.Plan, o run.ExecOptions) (*run.Report, error, snapshot) {
+func (f *fixture) execute(p *run.Plan, o run.ExecOptions) (*run.Report, snapshot, error) {
 	f.t.Helper()
 	needLocal(f.t)
 	var snap snapshot
@@ -259,7 +259,7 @@ func (f *fixture) execute(p *run.Plan, o run.ExecOptions) (*run.Report, error, s
 		f.t.Fatalf("Execute returned no report: %v", err)
 	}
 	f.assertTornDown()
-	return rep, err, snap
+	return rep, snap, err
 }
 
 // assertTornDown checks the sandbox left nothing in its temp dir.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"syscall"
 	"time"
@@ -102,11 +101,4 @@ func runHostScript(ctx context.Context, field, script, logFile string, env map[s
 		se.Err = err
 	}
 	return se
-}
-
-func absOr(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

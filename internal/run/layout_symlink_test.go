@@ -189,7 +189,7 @@ func TestRepoGitExcludeSymlink(t *testing.T) {
 			out := newRootOnly(t, "info/exclude", content)
 			symlink(t, filepath.Join(out.dir, filepath.FromSlash(c.target)), filepath.Join(repo, filepath.FromSlash(c.link)))
 			p := f.mustPlan(baseHarness, run.Options{})
-			rep, err, snap := f.execute(p, run.ExecOptions{})
+			rep, snap, err := f.execute(p, run.ExecOptions{})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -236,7 +236,7 @@ func TestRepoContextFileSymlink(t *testing.T) {
 				p.Runtime = "claude" // the layout rule; the agent is the script runtime
 				o.Runtime = script.New()
 			}
-			rep, err, snap := f.execute(p, o)
+			rep, snap, err := f.execute(p, o)
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -274,7 +274,7 @@ func TestRepoClaudeSkillsSymlink(t *testing.T) {
 			symlink(t, filepath.Join(out.dir, filepath.FromSlash(c.target)), filepath.Join(repo, filepath.FromSlash(c.link)))
 			g := newGuard(t, f)
 			p := f.mustPlan(baseHarness, run.Options{})
-			rep, err, snap := f.execute(p, run.ExecOptions{})
+			rep, snap, err := f.execute(p, run.ExecOptions{})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -310,7 +310,7 @@ func TestRepoHostScanReadsOnce(t *testing.T) {
 		}
 	}
 	p := f.mustPlan(baseHarness, run.Options{})
-	_, err, snap := f.execute(p, run.ExecOptions{})
+	_, snap, err := f.execute(p, run.ExecOptions{})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -342,7 +342,7 @@ func TestRepoCopySkipsSymlinksAroundRunsDir(t *testing.T) {
 	symlink(t, out.dir, filepath.Join(repo, ".fullsend", "leakdir"))
 	symlink(t, "AGENTS.md", filepath.Join(repo, "CLAUDE.md"))
 	p := f.mustPlan(baseHarness, run.Options{Workspace: repo})
-	_, err, snap := f.execute(p, run.ExecOptions{})
+	_, snap, err := f.execute(p, run.ExecOptions{})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -370,7 +370,7 @@ func TestRepoClaudeSettingsSymlink(t *testing.T) {
 	symlink(t, out.file, filepath.Join(repo, ".claude", "settings.json"))
 	symlink(t, out.file, filepath.Join(repo, ".claude", "settings.local.json"))
 	p := f.mustPlan(baseHarness, run.Options{})
-	_, err, snap := f.execute(p, run.ExecOptions{})
+	_, snap, err := f.execute(p, run.ExecOptions{})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -190,7 +190,7 @@ func TestRepoCopyExcludesRunsDir(t *testing.T) {
 	repo := f.newRepo(map[string]string{"src/a.go": "package a\n", ".fullsend/config.yaml": "version: \"1\"\n"})
 	writeFile(t, filepath.Join(repo, ".fullsend-cache", "big"), "cache")
 	p := f.mustPlan(baseHarness, run.Options{Workspace: repo, CacheDir: filepath.Join(repo, ".fullsend-cache")})
-	rep, err, snap := f.execute(p, run.ExecOptions{})
+	rep, snap, err := f.execute(p, run.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

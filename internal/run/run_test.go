@@ -61,7 +61,7 @@ env:
   - write_result: {value: {status: ok}}
 `)
 	p := f.mustPlan(h, run.Options{})
-	rep, err, snap := f.execute(p, run.ExecOptions{})
+	rep, snap, err := f.execute(p, run.ExecOptions{})
 	if err != nil {
 		t.Fatalf("run failed: %v (report error %q)", err, rep.Error)
 	}
@@ -203,7 +203,7 @@ func TestAgentsMDInjection(t *testing.T) {
 				p.Runtime = "claude"
 				o.Runtime = script.New()
 			}
-			rep, err, snap := f.execute(p, o)
+			rep, snap, err := f.execute(p, o)
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -249,7 +249,7 @@ func TestMaliciousContext(t *testing.T) {
 		f := newFixture(t)
 		f.newRepo(map[string]string{"AGENTS.md": maliciousAgentsMD})
 		p := f.mustPlan(baseHarness, run.Options{})
-		rep, err, _ := f.execute(p, run.ExecOptions{})
+		rep, _, err := f.execute(p, run.ExecOptions{})
 		var be *run.BlockedError
 		if !errors.As(err, &be) || be.Phase != "host_scan" || !errors.Is(err, scan.ErrBlocked) {
 			t.Fatalf("err = %v, want a host_scan BlockedError", err)
@@ -270,7 +270,7 @@ func TestMaliciousContext(t *testing.T) {
 		f.newRepo(map[string]string{"AGENTS.md": maliciousAgentsMD})
 		p := f.mustPlan(baseHarness, run.Options{})
 		var warn bytes.Buffer
-		rep, err, _ := f.execute(p, run.ExecOptions{Warn: &warn})
+		rep, _, err := f.execute(p, run.ExecOptions{Warn: &warn})
 		if err != nil {
 			t.Fatalf("open mode run failed: %v", err)
 		}
@@ -289,7 +289,7 @@ func TestMaliciousContext(t *testing.T) {
 		f.write("env/agents.md", maliciousAgentsMD)
 		h := baseHarness + "host_files:\n  - src: env/agents.md\n    dest: /sandbox/workspace/myrepo/docs/AGENTS.md\n"
 		p := f.mustPlan(h, run.Options{})
-		rep, err, _ := f.execute(p, run.ExecOptions{})
+		rep, _, err := f.execute(p, run.ExecOptions{})
 		var be *run.BlockedError
 		if !errors.As(err, &be) || be.Phase != "scan_context" {
 			t.Fatalf("err = %v, want a scan_context BlockedError", err)

@@ -25,7 +25,7 @@ func TestStageRefusesSwappedSkill(t *testing.T) {
 	if err := os.Symlink(outside, skill); err != nil {
 		t.Fatal(err)
 	}
-	rep, err, _ := f.execute(p, run.ExecOptions{})
+	rep, _, err := f.execute(p, run.ExecOptions{})
 	if err == nil || !strings.Contains(err.Error(), "skill alpha") {
 		t.Fatalf("run with a swapped skill: err = %v", err)
 	}
@@ -45,7 +45,7 @@ func TestStageRefusesSwappedSkill(t *testing.T) {
 func TestStageCopiesLocalResources(t *testing.T) {
 	f := newFixture(t)
 	p := f.mustPlan(baseHarness, run.Options{})
-	rep, err, snap := f.execute(p, run.ExecOptions{})
+	rep, snap, err := f.execute(p, run.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestEgressEvents(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, kv := range ev.Attributes {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.String()
 		}
 		for k, v := range want[i] {
 			if got[k] != v {

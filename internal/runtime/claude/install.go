@@ -59,6 +59,8 @@ func (in *Install) Options() map[string]string {
 }
 
 // ErrNotFound marks a CLI that cannot be found or used on the host.
+//
+//lint:ignore ST1005 the message starts with the product's name
 var ErrNotFound = errors.New("Claude Code CLI not found")
 
 // Locate finds the host's Claude Code CLI: binary is an absolute path, or
