@@ -232,6 +232,29 @@ func (p *parser) warn(n *yaml.Node, field, msg string) {
 
 func ctx(f *yamlx.Fields) *parser { return f.Ctx.(*parser) }
 
+// The hooks of the schema (a hook with a wrong signature would silently
+// not be called).
+var (
+	_ yamlx.KeyChecker   = (*configYAML)(nil)
+	_ yamlx.UnknownKeyer = (*configYAML)(nil)
+	_ yamlx.UnknownKeyer = (*agentYAML)(nil)
+	_ yamlx.KeyChecker   = (*sandboxYAML)(nil)
+	_ yamlx.UnknownKeyer = (*sandboxYAML)(nil)
+	_ yamlx.KeyChecker   = (*kubernetesYAML)(nil)
+	_ yamlx.UnknownKeyer = (*kubernetesYAML)(nil)
+	_ yamlx.KeyChecker   = (*securityYAML)(nil)
+	_ yamlx.KeyChecker   = (*remoteYAML)(nil)
+	_ yamlx.KeyChecker   = (*scanPolicyYAML)(nil)
+	_ yamlx.KeyChecker   = (*llmGuardYAML)(nil)
+	_ yamlx.KeyChecker   = (*forgeYAML)(nil)
+	_ yamlx.UnknownKeyer = (*runtimesYAML)(nil)
+	_ yamlx.KeyChecker   = (*claudeYAML)(nil)
+	_ yamlx.UnknownKeyer = (*claudeYAML)(nil)
+	_ yamlx.UnknownKeyer = (*cacheYAML)(nil)
+	_ yamlx.KeyChecker   = (*cacheOCIYAML)(nil)
+	_ yamlx.UnknownKeyer = (*cacheOCIYAML)(nil)
+)
+
 // Parse decodes and validates a config file. name is used in messages.
 func Parse(name string, data []byte) (*Config, []string, error) {
 	p := &parser{file: name, c: Default()}

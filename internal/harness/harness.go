@@ -251,6 +251,24 @@ var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allo
 
 func target(f *yamlx.Fields) *Harness { return f.Ctx.(*Harness) }
 
+// The hooks of the schema (a hook with a wrong signature would silently
+// not be called).
+var (
+	_ yamlx.KeyChecker   = (*harnessYAML)(nil)
+	_ yamlx.UnknownKeyer = (*harnessYAML)(nil)
+	_ yamlx.KeyChecker   = (*overlayYAML)(nil)
+	_ yamlx.UnknownKeyer = (*overlayYAML)(nil)
+	_ yamlx.KeyChecker   = (*openshellYAML)(nil)
+	_ yamlx.KeyChecker   = (*hostFileYAML)(nil)
+	_ yamlx.KeyChecker   = (*validationLoopYAML)(nil)
+	_ yamlx.KeyChecker   = (*envYAML)(nil)
+	_ yamlx.UnknownKeyer = (*envYAML)(nil)
+	_ yamlx.KeyChecker   = (*securityYAML)(nil)
+	_ yamlx.KeyChecker   = (*hostScannersYAML)(nil)
+	_ yamlx.UnknownKeyer = (*hostScannersYAML)(nil)
+	_ yamlx.KeyChecker   = (*llmGuardYAML)(nil)
+)
+
 func (w *commonYAML) CheckKey(f *yamlx.Fields, key string) error {
 	h, field, v := target(f), f.Field(key), f.Value(key)
 	switch key {
