@@ -110,7 +110,6 @@ type cacheOCIYAML struct {
 	Repository string `yaml:"repository"`
 	Push       bool   `yaml:"push"`
 	PlainHTTP  bool   `yaml:"plain_http"`
-	unknown    int    // keys ignored
 }
 
 func (o *cacheOCIYAML) CheckKey(f *yamlx.Fields, key string) error {
@@ -126,7 +125,6 @@ func (o *cacheOCIYAML) CheckKey(f *yamlx.Fields, key string) error {
 }
 
 func (o *cacheOCIYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
-	o.unknown++
 	ctx(f).warn(e.Key, f.Field(e.Key.Value), "unknown key; ignored (known: repository, push, plain_http)")
 	return nil
 }
@@ -135,7 +133,7 @@ func (o *cacheOCIYAML) done(f *yamlx.Fields) error {
 	p := ctx(f)
 	p.c.Cache.OCI = CacheOCI{Repository: o.Repository, Push: o.Push, PlainHTTP: o.PlainHTTP}
 	if o.Repository == "" {
-		if len(f.Entries())+o.unknown > 0 {
+		if len(f.Entries()) > 0 {
 			return yamlx.Errorf(f.File, f.Node, f.Path+".repository", yamlx.ErrValue, "required (HOST/PATH of the registry repository)")
 		}
 		return nil

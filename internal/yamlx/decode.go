@@ -14,8 +14,7 @@ import (
 type Entry struct{ Key, Value *yaml.Node }
 
 // Fields describes a mapping that Decode is decoding into a struct: where it
-// is, and the keys decoded so far in document order (all of them once the
-// mapping is done). Hooks receive it to place their errors.
+// is and its keys. Hooks receive it to place their errors.
 type Fields struct {
 	File string
 	Path string     // dotted path of the mapping ("" at the top)
@@ -25,10 +24,11 @@ type Fields struct {
 	entries []Entry
 }
 
-// Entries returns the keys decoded so far, in document order.
+// Entries returns the keys of the mapping (known or not), in document
+// order.
 func (f *Fields) Entries() []Entry { return f.entries }
 
-// Get returns the entry of key, if it was decoded (so far).
+// Get returns the entry of key, if the mapping has it.
 func (f *Fields) Get(key string) (Entry, bool) {
 	for _, e := range f.entries {
 		if e.Key.Value == key {
@@ -101,16 +101,20 @@ func Decode(file, path string, n *yaml.Node, dst any, ctx any) error {
 }
 
 func decodeStruct(f *Fields, sv reflect.Value) error {
-	pairs, err := Pairs(f.File, f.Path, f.Node)
-	if err != nil {
-		return err
+	if !IsNull(f.Node) {
+		if f.Node.Kind != yaml.MappingNode {
+			_, err := Pairs(f.File, f.Path, f.Node)
+			return err
+		}
+		f.entries = make([]Entry, len(f.Node.Content)/2)
+		for i := range f.entries {
+			f.entries[i] = Entry{f.Node.Content[2*i], f.Node.Content[2*i+1]}
+		}
 	}
 	info := schemaOf(sv.Type())
 	hook, _ := sv.Addr().Interface().(KeyChecker)
 	unknown, _ := sv.Addr().Interface().(UnknownKeyer)
-	f.entries = make([]Entry, 0, len(pairs))
-	for _, kv := range pairs {
-		e := Entry{kv[0], kv[1]}
+	for _, e := range f.entries {
 		idx, ok := info.keys[e.Key.Value]
 		if !ok {
 			if unknown == nil {
@@ -121,7 +125,6 @@ func decodeStruct(f *Fields, sv reflect.Value) error {
 			}
 			continue
 		}
-		f.entries = append(f.entries, e)
 		if err := decodeValue(f, f.Field(e.Key.Value), e.Value, sv.FieldByIndex(idx)); err != nil {
 			return err
 		}
@@ -146,7 +149,7 @@ func decodeValue(f *Fields, field string, n *yaml.Node, dst reflect.Value) error
 	var err error
 	switch t := dst.Type(); {
 	case t == nodeType:
-		dst.Set(reflect.ValueOf(n))
+		*dst.Addr().Interface().(**yaml.Node) = n
 	case t == durationType:
 		var d time.Duration
 		d, err = Duration(f.File, field, n)
@@ -168,13 +171,9 @@ func decodeValue(f *Fields, field string, n *yaml.Node, dst reflect.Value) error
 		x, err = Float(f.File, field, n)
 		dst.SetFloat(x)
 	case t == reflect.TypeFor[[]string]():
-		var l []string
-		l, err = Strings(f.File, field, n)
-		dst.Set(reflect.ValueOf(l))
+		*dst.Addr().Interface().(*[]string), err = Strings(f.File, field, n)
 	case t == reflect.TypeFor[map[string]string]():
-		var m map[string]string
-		m, err = StringMap(f.File, field, n)
-		dst.Set(reflect.ValueOf(m))
+		*dst.Addr().Interface().(*map[string]string), err = StringMap(f.File, field, n)
 	case t.Kind() == reflect.Pointer:
 		p := reflect.New(t.Elem())
 		if err = decodeValue(f, field, n, p.Elem()); err == nil {
