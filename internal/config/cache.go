@@ -5,8 +5,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"go.yaml.in/yaml/v4"
-
 	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
@@ -98,67 +96,50 @@ func OCILoopback(repository string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
-func (p *parser) cache(n *yaml.Node) (Cache, error) {
-	var c Cache
-	pairs, err := yamlx.Pairs(p.file, "cache", n)
-	if err != nil {
-		return c, err
-	}
-	for _, kv := range pairs {
-		field := "cache." + kv[0].Value
-		if kv[0].Value != "oci" {
-			p.warn(kv[0], field, "unknown key; ignored (known: oci)")
-			continue
-		}
-		if c.OCI, err = p.cacheOCI(kv[1], field); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
+type cacheYAML struct {
+	OCI cacheOCIYAML `yaml:"oci"`
 }
 
-func (p *parser) cacheOCI(n *yaml.Node, path string) (CacheOCI, error) {
-	var o CacheOCI
-	if yamlx.IsNull(n) {
-		return o, nil
-	}
-	pairs, err := yamlx.Pairs(p.file, path, n)
-	if err != nil {
-		return o, err
-	}
-	var plainNode *yaml.Node
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		field := path + "." + k.Value
-		switch k.Value {
-		case "repository":
-			if o.Repository, err = yamlx.String(p.file, field, v); err != nil {
-				return o, err
-			}
-			if err := CheckOCIRepository(o.Repository); err != nil {
-				return o, yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%v", err)
-			}
-		case "push":
-			if o.Push, err = yamlx.Bool(p.file, field, v); err != nil {
-				return o, err
-			}
-		case "plain_http":
-			if o.PlainHTTP, err = yamlx.Bool(p.file, field, v); err != nil {
-				return o, err
-			}
-			plainNode = v
-		default:
-			p.warn(k, field, "unknown key; ignored (known: repository, push, plain_http)")
+func (c *cacheYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	ctx(f).warn(e.Key, f.Field(e.Key.Value), "unknown key; ignored (known: oci)")
+	return nil
+}
+
+// cacheOCIYAML is cache.oci; the file's keys replace the whole setting.
+type cacheOCIYAML struct {
+	Repository string `yaml:"repository"`
+	Push       bool   `yaml:"push"`
+	PlainHTTP  bool   `yaml:"plain_http"`
+}
+
+func (o *cacheOCIYAML) CheckKey(f *yamlx.Fields, key string) error {
+	switch key {
+	case "repository":
+		if err := CheckOCIRepository(o.Repository); err != nil {
+			return f.Errorf(key, yamlx.ErrValue, "%v", err)
 		}
+	case "":
+		return o.done(f)
 	}
+	return nil
+}
+
+func (o *cacheOCIYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	ctx(f).warn(e.Key, f.Field(e.Key.Value), "unknown key; ignored (known: repository, push, plain_http)")
+	return nil
+}
+
+func (o *cacheOCIYAML) done(f *yamlx.Fields) error {
+	p := ctx(f)
+	p.c.Cache.OCI = CacheOCI{Repository: o.Repository, Push: o.Push, PlainHTTP: o.PlainHTTP}
 	if o.Repository == "" {
-		if len(pairs) > 0 {
-			return o, yamlx.Errorf(p.file, n, path+".repository", yamlx.ErrValue, "required (HOST/PATH of the registry repository)")
+		if len(f.Entries()) > 0 {
+			return yamlx.Errorf(f.File, f.Node, f.Path+".repository", yamlx.ErrValue, "required (HOST/PATH of the registry repository)")
 		}
-		return o, nil
+		return nil
 	}
 	if o.PlainHTTP && !OCILoopback(o.Repository) {
-		p.warn(plainNode, path+".plain_http", "the registry is not on loopback: credentials and cache content travel unencrypted (content is still verified against its pins)")
+		p.warn(f.Value("plain_http"), f.Field("plain_http"), "the registry is not on loopback: credentials and cache content travel unencrypted (content is still verified against its pins)")
 	}
-	return o, nil
+	return nil
 }

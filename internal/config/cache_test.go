@@ -47,6 +47,7 @@ cache:
 		{"oci: {repository: r.example.com/Cache}", "lower-case"},
 		{"oci: {repository: r_x.example.com/c}", "is not a registry host"},
 		{"oci: {push: true}", "config.yaml:2: cache.oci.repository: invalid value: required"},
+		{"oci: {retries: 3}", "config.yaml:2: cache.oci.repository: invalid value: required"},
 		{"oci: {repository: r.example.com/c, push: maybe}", "cache.oci.push"},
 		{"oci: [r.example.com/c]", "cache.oci"},
 	} {

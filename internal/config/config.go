@@ -215,8 +215,14 @@ var ignoredKeys = map[string]bool{
 	"escalation": true, "budgets": true, "admins": true, "teams": true,
 }
 
+// parser is the context of one Parse: the configuration being filled and
+// the notices so far. The *YAML types below are the schema of the file;
+// their CheckKey hooks check each key as it is decoded (in the order of the
+// file) and store it into the configuration.
 type parser struct {
 	file    string
+	c       *Config
+	forges  []Forge // forges: entries so far
 	notices []string
 }
 
@@ -224,75 +230,94 @@ func (p *parser) warn(n *yaml.Node, field, msg string) {
 	p.notices = append(p.notices, fmt.Sprintf("%s:%d: %s: %s", p.file, n.Line, field, msg))
 }
 
+func ctx(f *yamlx.Fields) *parser { return f.Ctx.(*parser) }
+
+// The hooks of the schema (a hook with a wrong signature would silently
+// not be called).
+var (
+	_ yamlx.KeyChecker   = (*configYAML)(nil)
+	_ yamlx.UnknownKeyer = (*configYAML)(nil)
+	_ yamlx.UnknownKeyer = (*agentYAML)(nil)
+	_ yamlx.KeyChecker   = (*sandboxYAML)(nil)
+	_ yamlx.UnknownKeyer = (*sandboxYAML)(nil)
+	_ yamlx.KeyChecker   = (*kubernetesYAML)(nil)
+	_ yamlx.UnknownKeyer = (*kubernetesYAML)(nil)
+	_ yamlx.KeyChecker   = (*securityYAML)(nil)
+	_ yamlx.KeyChecker   = (*remoteYAML)(nil)
+	_ yamlx.KeyChecker   = (*scanPolicyYAML)(nil)
+	_ yamlx.KeyChecker   = (*llmGuardYAML)(nil)
+	_ yamlx.KeyChecker   = (*forgeYAML)(nil)
+	_ yamlx.UnknownKeyer = (*runtimesYAML)(nil)
+	_ yamlx.KeyChecker   = (*claudeYAML)(nil)
+	_ yamlx.UnknownKeyer = (*claudeYAML)(nil)
+	_ yamlx.UnknownKeyer = (*cacheYAML)(nil)
+	_ yamlx.KeyChecker   = (*cacheOCIYAML)(nil)
+	_ yamlx.UnknownKeyer = (*cacheOCIYAML)(nil)
+)
+
 // Parse decodes and validates a config file. name is used in messages.
 func Parse(name string, data []byte) (*Config, []string, error) {
-	p := &parser{file: name}
-	c := Default()
-	c.Path = name
+	p := &parser{file: name, c: Default()}
+	p.c.Path = name
 	root, err := yamlx.Parse(name, data)
 	if err != nil {
 		return nil, nil, err
 	}
-	pairs, err := yamlx.Pairs(name, "", root)
-	if err != nil {
+	if err := yamlx.Decode(name, "", root, &configYAML{}, p); err != nil {
 		return nil, nil, err
 	}
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		switch key := k.Value; key {
-		case "version":
-			s, err := yamlx.String(name, key, v)
-			if err != nil {
-				return nil, nil, err
-			}
-			if s != "1" {
-				return nil, nil, yamlx.Errorf(name, v, key, yamlx.ErrValue, "unsupported version %q (want \"1\")", s)
-			}
-			c.Version = s
-		case "runtime":
-			if c.Runtime, err = yamlx.String(name, key, v); err != nil {
-				return nil, nil, err
-			}
-			if !validName(c.Runtime) {
-				return nil, nil, yamlx.Errorf(name, v, key, yamlx.ErrValue, "%q is not a runtime name", c.Runtime)
-			}
-		case "agents":
-			if c.Agents, err = p.agents(v); err != nil {
-				return nil, nil, err
-			}
-		case "allowed_remote_resources":
-			if c.AllowedRemoteResources, err = prefixes(name, key, v); err != nil {
-				return nil, nil, err
-			}
-		case "sandbox":
-			if err := p.sandbox(v, &c.Sandbox); err != nil {
-				return nil, nil, err
-			}
-		case "security":
-			if err := p.security(v, &c.Security); err != nil {
-				return nil, nil, err
-			}
-		case "forges":
-			if c.Forges, err = p.forges(v); err != nil {
-				return nil, nil, err
-			}
-		case "runtimes":
-			if c.Runtimes, err = p.runtimes(v); err != nil {
-				return nil, nil, err
-			}
-		case "cache":
-			if c.Cache, err = p.cache(v); err != nil {
-				return nil, nil, err
-			}
-		default:
-			if ignoredKeys[key] {
-				p.warn(k, key, "belongs to fullsend features outside the runner; ignored")
-			} else {
-				p.warn(k, key, "unknown key; ignored")
+	return p.c, p.notices, nil
+}
+
+type configYAML struct {
+	Version                string       `yaml:"version"`
+	Runtime                string       `yaml:"runtime"`
+	Agents                 *yaml.Node   `yaml:"agents"` // a source, or a mapping with source:
+	AllowedRemoteResources []string     `yaml:"allowed_remote_resources"`
+	Sandbox                sandboxYAML  `yaml:"sandbox"`
+	Security               securityYAML `yaml:"security"`
+	Forges                 []forgeYAML  `yaml:"forges"`
+	Runtimes               runtimesYAML `yaml:"runtimes"`
+	Cache                  cacheYAML    `yaml:"cache"`
+}
+
+func (w *configYAML) CheckKey(f *yamlx.Fields, key string) error {
+	p, c := ctx(f), ctx(f).c
+	var err error
+	switch key {
+	case "version":
+		if w.Version != "1" {
+			return f.Errorf(key, yamlx.ErrValue, "unsupported version %q (want \"1\")", w.Version)
+		}
+		c.Version = w.Version
+	case "runtime":
+		if !validName(w.Runtime) {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not a runtime name", w.Runtime)
+		}
+		c.Runtime = w.Runtime
+	case "agents":
+		c.Agents, err = p.agents(f.Value(key))
+	case "allowed_remote_resources":
+		c.AllowedRemoteResources, err = prefixes(f, key, w.AllowedRemoteResources)
+	case "forges":
+		// The defaults stay available unless the file configures the same host.
+		c.Forges = p.forges
+		for _, d := range DefaultForges() {
+			if !slices.ContainsFunc(c.Forges, func(f Forge) bool { return f.Host == d.Host }) {
+				c.Forges = append(c.Forges, d)
 			}
 		}
 	}
-	return c, p.notices, nil
+	return err
+}
+
+func (w *configYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	if ignoredKeys[e.Key.Value] {
+		ctx(f).warn(e.Key, e.Key.Value, "belongs to fullsend features outside the runner; ignored")
+	} else {
+		ctx(f).warn(e.Key, e.Key.Value, "unknown key; ignored")
+	}
+	return nil
 }
 
 func validName(s string) bool {
@@ -322,20 +347,32 @@ func ValidEnvName(s string) bool {
 	return true
 }
 
-func prefixes(file, field string, n *yaml.Node) ([]string, error) {
-	list, err := yamlx.Strings(file, field, n)
-	if err != nil {
-		return nil, err
-	}
+// elem returns the node and field path of element i of the list under key.
+func elem(f *yamlx.Fields, key string, i int) (*yaml.Node, string) {
+	return f.Value(key).Content[i], fmt.Sprintf("%s[%d]", f.Field(key), i)
+}
+
+// prefixes canonicalises the allowlist prefixes list of key.
+func prefixes(f *yamlx.Fields, key string, list []string) ([]string, error) {
 	out := make([]string, 0, len(list))
 	for i, s := range list {
 		c, err := ref.CanonicalPrefix(s)
 		if err != nil {
-			return nil, yamlx.Wrap(file, n.Content[i], fmt.Sprintf("%s[%d]", field, i), err)
+			n, field := elem(f, key, i)
+			return nil, yamlx.Wrap(f.File, n, field, err)
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+type agentYAML struct {
+	Source string `yaml:"source"`
+}
+
+func (a *agentYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	ctx(f).warn(e.Key, f.Field(e.Key.Value), "unknown key; ignored")
+	return nil
 }
 
 func (p *parser) agents(n *yaml.Node) ([]Agent, error) {
@@ -352,20 +389,9 @@ func (p *parser) agents(n *yaml.Node) ([]Agent, error) {
 			out = append(out, Agent{Source: item.Value})
 			continue
 		}
-		pairs, err := yamlx.Pairs(p.file, field, item)
-		if err != nil {
+		var a agentYAML
+		if err := yamlx.Decode(p.file, field, item, &a, p); err != nil {
 			return nil, err
-		}
-		var a Agent
-		for _, kv := range pairs {
-			switch kv[0].Value {
-			case "source":
-				if a.Source, err = yamlx.String(p.file, field+".source", kv[1]); err != nil {
-					return nil, err
-				}
-			default:
-				p.warn(kv[0], field+"."+kv[0].Value, "unknown key; ignored")
-			}
 		}
 		if a.Source == "" {
 			return nil, yamlx.Errorf(p.file, item, field+".source", yamlx.ErrValue, "required")
@@ -373,275 +399,196 @@ func (p *parser) agents(n *yaml.Node) ([]Agent, error) {
 		if _, err := ref.Classify(a.Source); err != nil {
 			return nil, yamlx.Wrap(p.file, item, field+".source", err)
 		}
-		out = append(out, a)
+		out = append(out, Agent{Source: a.Source})
 	}
 	return out, nil
 }
 
-func (p *parser) sandbox(n *yaml.Node, s *Sandbox) error {
-	pairs, err := yamlx.Pairs(p.file, "sandbox", n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		field := "sandbox." + k.Value
-		switch k.Value {
-		case "backend":
-			if s.Backend, err = yamlx.String(p.file, field, v); err != nil {
-				return err
-			}
-			if s.Backend != "local" && s.Backend != "docker" && s.Backend != "kubernetes" {
-				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%q is not a backend (local, docker, kubernetes)", s.Backend)
-			}
-		case "kubernetes":
-			if err := p.kubernetes(v, field, &s.Kubernetes); err != nil {
-				return err
-			}
-		case "docker":
-			dp, err := yamlx.Pairs(p.file, field, v)
-			if err != nil {
-				return err
-			}
-			for _, d := range dp {
-				df := field + "." + d[0].Value
-				var dst *string
-				switch d[0].Value {
-				case "host":
-					dst = &s.Docker.Host
-				case "oci_runtime":
-					dst = &s.Docker.OCIRuntime
-				case "image":
-					dst = &s.Docker.Image
-				default:
-					return yamlx.Errorf(p.file, d[0], df, yamlx.ErrUnknownField, "")
-				}
-				if *dst, err = yamlx.String(p.file, df, d[1]); err != nil {
-					return err
-				}
-			}
-		case "host_services":
-			if s.HostServices, err = p.hostServices(v, field); err != nil {
-				return err
-			}
-		case "limits":
-			lp, err := yamlx.Pairs(p.file, field, v)
-			if err != nil {
-				return err
-			}
-			for _, l := range lp {
-				if err := ParseLimit(p.file, field+"."+l[0].Value, l[0].Value, l[1], &s.Limits); err != nil {
-					if errors.Is(err, yamlx.ErrUnknownField) {
-						return yamlx.Errorf(p.file, l[0], field+"."+l[0].Value, yamlx.ErrUnknownField, "(known: %s)", strings.Join(LimitKeys, ", "))
-					}
-					return err
-				}
-			}
-		default:
-			p.warn(k, field, "unknown key; ignored")
+type sandboxYAML struct {
+	Backend      string         `yaml:"backend"`
+	Kubernetes   kubernetesYAML `yaml:"kubernetes"`
+	Docker       dockerYAML     `yaml:"docker"`
+	HostServices []string       `yaml:"host_services"`
+	Limits       *yaml.Node     `yaml:"limits"`
+}
+
+type dockerYAML struct {
+	Host       string `yaml:"host"`
+	OCIRuntime string `yaml:"oci_runtime"`
+	Image      string `yaml:"image"`
+}
+
+func (s *sandboxYAML) CheckKey(f *yamlx.Fields, key string) error {
+	c := &ctx(f).c.Sandbox
+	var err error
+	switch key {
+	case "backend":
+		if s.Backend != "local" && s.Backend != "docker" && s.Backend != "kubernetes" {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not a backend (local, docker, kubernetes)", s.Backend)
 		}
+		c.Backend = s.Backend
+	case "kubernetes":
+		c.Kubernetes = Kubernetes(s.Kubernetes)
+	case "docker":
+		c.Docker = Docker(s.Docker)
+	case "host_services":
+		c.HostServices, err = hostServices(f, key, s.HostServices)
+	case "limits":
+		err = ParseLimits(f.File, f.Field(key), s.Limits, &c.Limits, nil)
+	}
+	return err
+}
+
+func (s *sandboxYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	ctx(f).warn(e.Key, f.Field(e.Key.Value), "unknown key; ignored")
+	return nil
+}
+
+type securityYAML struct {
+	FailMode        string       `yaml:"fail_mode"`
+	AllowedEnvNames []string     `yaml:"allowed_env_names"`
+	RemoteResources remoteYAML   `yaml:"remote_resources"`
+	Scan            scanYAML     `yaml:"scan"`
+	LLMGuard        llmGuardYAML `yaml:"llm_guard"`
+}
+
+func (s *securityYAML) CheckKey(f *yamlx.Fields, key string) error {
+	c := &ctx(f).c.Security
+	switch key {
+	case "fail_mode":
+		if s.FailMode != FailClosed && s.FailMode != FailOpen {
+			return f.Errorf(key, yamlx.ErrValue, "%q must be closed or open", s.FailMode)
+		}
+		c.FailMode = s.FailMode
+	case "allowed_env_names":
+		for i, name := range s.AllowedEnvNames {
+			if !ValidEnvName(name) {
+				n, field := elem(f, key, i)
+				return yamlx.Errorf(f.File, n, field, yamlx.ErrValue, "%q is not an environment variable name", name)
+			}
+		}
+		c.AllowedEnvNames = s.AllowedEnvNames
 	}
 	return nil
 }
 
-func (p *parser) security(n *yaml.Node, s *Security) error {
-	pairs, err := yamlx.Pairs(p.file, "security", n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		field := "security." + k.Value
-		switch k.Value {
-		case "fail_mode":
-			if s.FailMode, err = yamlx.String(p.file, field, v); err != nil {
-				return err
+type remoteYAML struct {
+	AllowedDomains         []string      `yaml:"allowed_domains"`
+	AllowedPrivateNetworks []string      `yaml:"allowed_private_networks"`
+	TrustedHarnessPrefixes []string      `yaml:"trusted_harness_prefixes"`
+	Timeout                time.Duration `yaml:"timeout"`
+	MaxSizeBytes           int64         `yaml:"max_size_bytes"`
+	MaxDepth               int64         `yaml:"max_depth"`
+	MaxResources           int64         `yaml:"max_resources"`
+}
+
+func (w *remoteYAML) CheckKey(f *yamlx.Fields, key string) error {
+	r := &ctx(f).c.Security.RemoteResources
+	var err error
+	switch key {
+	case "allowed_domains":
+		r.AllowedDomains = make([]string, 0, len(w.AllowedDomains))
+		for i, d := range w.AllowedDomains {
+			if err := netguard.CheckHostPattern(d); err != nil {
+				n, field := elem(f, key, i)
+				return yamlx.Wrap(f.File, n, field, err)
 			}
-			if s.FailMode != FailClosed && s.FailMode != FailOpen {
-				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%q must be closed or open", s.FailMode)
-			}
-		case "allowed_env_names":
-			if s.AllowedEnvNames, err = yamlx.Strings(p.file, field, v); err != nil {
-				return err
-			}
-			for i, name := range s.AllowedEnvNames {
-				if !ValidEnvName(name) {
-					return yamlx.Errorf(p.file, v.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue, "%q is not an environment variable name", name)
-				}
-			}
-		case "remote_resources":
-			if err := p.remote(v, field, &s.RemoteResources); err != nil {
-				return err
-			}
-		case "scan":
-			if err := p.scan(v, field, &s.Scan); err != nil {
-				return err
-			}
-		case "llm_guard":
-			if err := p.llmGuard(v, field, &s.LLMGuard); err != nil {
-				return err
-			}
-		default:
-			return yamlx.Errorf(p.file, k, field, yamlx.ErrUnknownField, "")
+			r.AllowedDomains = append(r.AllowedDomains, strings.TrimSuffix(strings.ToLower(d), "."))
 		}
+	case "allowed_private_networks":
+		r.AllowedPrivateNetworks = nil
+		for i, s := range w.AllowedPrivateNetworks {
+			pf, err := netip.ParsePrefix(s)
+			if err != nil {
+				n, field := elem(f, key, i)
+				return yamlx.Errorf(f.File, n, field, yamlx.ErrValue, "%q is not a CIDR like 10.0.0.0/8", s)
+			}
+			r.AllowedPrivateNetworks = append(r.AllowedPrivateNetworks, pf.Masked())
+		}
+	case "trusted_harness_prefixes":
+		r.TrustedHarnessPrefixes, err = prefixes(f, key, w.TrustedHarnessPrefixes)
+	case "timeout":
+		if w.Timeout <= 0 {
+			return f.Errorf(key, yamlx.ErrValue, "must be positive")
+		}
+		r.Timeout = w.Timeout
+	case "max_size_bytes":
+		r.MaxSizeBytes, err = positive(f, key, w.MaxSizeBytes)
+	case "max_depth":
+		x, perr := positive(f, key, w.MaxDepth)
+		r.MaxDepth, err = int(x), perr
+	case "max_resources":
+		x, perr := positive(f, key, w.MaxResources)
+		r.MaxResources, err = int(x), perr
+	}
+	return err
+}
+
+// positive bounds the remote_resources limits.
+func positive(f *yamlx.Fields, key string, x int64) (int64, error) {
+	if x <= 0 || x > 1<<40 {
+		return 0, f.Errorf(key, yamlx.ErrValue, "must be a positive integer")
+	}
+	return x, nil
+}
+
+type scanYAML struct {
+	Local  scanPolicyYAML `yaml:"local"`
+	Remote scanPolicyYAML `yaml:"remote"`
+}
+
+type scanPolicyYAML struct {
+	ContextInjection bool    `yaml:"context_injection"`
+	MLThreshold      float64 `yaml:"ml_threshold"`
+}
+
+func (w *scanPolicyYAML) CheckKey(f *yamlx.Fields, key string) error {
+	s := &ctx(f).c.Security.Scan
+	pol, remote := &s.Local, strings.HasSuffix(f.Path, ".remote")
+	if remote {
+		pol = &s.Remote
+	}
+	switch key {
+	case "context_injection":
+		if !w.ContextInjection && remote {
+			return f.Errorf(key, yamlx.ErrValue, "the context-injection scan cannot be turned off for remote resources")
+		}
+		b := w.ContextInjection
+		pol.ContextInjection = &b
+	case "ml_threshold":
+		if !(w.MLThreshold > 0 && w.MLThreshold <= 1) {
+			return f.Errorf(key, yamlx.ErrValue, "must be in (0, 1]")
+		}
+		pol.MLThreshold = w.MLThreshold
 	}
 	return nil
 }
 
-func (p *parser) remote(n *yaml.Node, path string, r *RemoteResources) error {
-	pairs, err := yamlx.Pairs(p.file, path, n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		field := path + "." + k.Value
-		switch k.Value {
-		case "allowed_domains":
-			list, err := yamlx.Strings(p.file, field, v)
-			if err != nil {
-				return err
-			}
-			r.AllowedDomains = make([]string, 0, len(list))
-			for i, d := range list {
-				if err := netguard.CheckHostPattern(d); err != nil {
-					return yamlx.Wrap(p.file, v.Content[i], fmt.Sprintf("%s[%d]", field, i), err)
-				}
-				r.AllowedDomains = append(r.AllowedDomains, strings.TrimSuffix(strings.ToLower(d), "."))
-			}
-		case "allowed_private_networks":
-			list, err := yamlx.Strings(p.file, field, v)
-			if err != nil {
-				return err
-			}
-			r.AllowedPrivateNetworks = nil
-			for i, s := range list {
-				pf, err := netip.ParsePrefix(s)
-				if err != nil {
-					return yamlx.Errorf(p.file, v.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue, "%q is not a CIDR like 10.0.0.0/8", s)
-				}
-				r.AllowedPrivateNetworks = append(r.AllowedPrivateNetworks, pf.Masked())
-			}
-		case "trusted_harness_prefixes":
-			if r.TrustedHarnessPrefixes, err = prefixes(p.file, field, v); err != nil {
-				return err
-			}
-		case "timeout":
-			if r.Timeout, err = yamlx.Duration(p.file, field, v); err != nil {
-				return err
-			}
-			if r.Timeout <= 0 {
-				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "must be positive")
-			}
-		case "max_size_bytes", "max_depth", "max_resources":
-			x, err := yamlx.Int(p.file, field, v)
-			if err != nil {
-				return err
-			}
-			if x <= 0 || x > 1<<40 {
-				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "must be a positive integer")
-			}
-			switch k.Value {
-			case "max_size_bytes":
-				r.MaxSizeBytes = x
-			case "max_depth":
-				r.MaxDepth = int(x)
-			default:
-				r.MaxResources = int(x)
-			}
-		default:
-			return yamlx.Errorf(p.file, k, field, yamlx.ErrUnknownField, "")
-		}
-	}
-	return nil
+type llmGuardYAML struct {
+	URL      string        `yaml:"url"`
+	TokenEnv string        `yaml:"token_env"`
+	Timeout  time.Duration `yaml:"timeout"`
 }
 
-func (p *parser) scan(n *yaml.Node, path string, s *Scan) error {
-	pairs, err := yamlx.Pairs(p.file, path, n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		field := path + "." + k.Value
-		var pol *ScanPolicy
-		switch k.Value {
-		case "local":
-			pol = &s.Local
-		case "remote":
-			pol = &s.Remote
-		default:
-			return yamlx.Errorf(p.file, k, field, yamlx.ErrUnknownField, "")
-		}
-		sp, err := yamlx.Pairs(p.file, field, v)
+func (w *llmGuardYAML) CheckKey(f *yamlx.Fields, key string) error {
+	g := &ctx(f).c.Security.LLMGuard
+	switch key {
+	case "url":
+		u, err := checkServiceURL(w.URL)
 		if err != nil {
-			return err
+			return f.Wrap(key, err)
 		}
-		for _, e := range sp {
-			ef := field + "." + e[0].Value
-			switch e[0].Value {
-			case "context_injection":
-				b, err := yamlx.Bool(p.file, ef, e[1])
-				if err != nil {
-					return err
-				}
-				if !b && pol == &s.Remote {
-					return yamlx.Errorf(p.file, e[1], ef, yamlx.ErrValue, "the context-injection scan cannot be turned off for remote resources")
-				}
-				pol.ContextInjection = &b
-			case "ml_threshold":
-				f, err := yamlx.Float(p.file, ef, e[1])
-				if err != nil {
-					return err
-				}
-				if !(f > 0 && f <= 1) {
-					return yamlx.Errorf(p.file, e[1], ef, yamlx.ErrValue, "must be in (0, 1]")
-				}
-				pol.MLThreshold = f
-			default:
-				return yamlx.Errorf(p.file, e[0], ef, yamlx.ErrUnknownField, "")
-			}
+		g.URL = u
+	case "token_env":
+		if !ValidEnvName(w.TokenEnv) {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not an environment variable name", w.TokenEnv)
 		}
-	}
-	return nil
-}
-
-func (p *parser) llmGuard(n *yaml.Node, path string, g *LLMGuard) error {
-	pairs, err := yamlx.Pairs(p.file, path, n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		field := path + "." + k.Value
-		switch k.Value {
-		case "url":
-			s, err := yamlx.String(p.file, field, v)
-			if err != nil {
-				return err
-			}
-			u, err := checkServiceURL(s)
-			if err != nil {
-				return yamlx.Wrap(p.file, v, field, err)
-			}
-			g.URL = u
-		case "token_env":
-			if g.TokenEnv, err = yamlx.String(p.file, field, v); err != nil {
-				return err
-			}
-			if !ValidEnvName(g.TokenEnv) {
-				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%q is not an environment variable name", g.TokenEnv)
-			}
-		case "timeout":
-			if g.Timeout, err = yamlx.Duration(p.file, field, v); err != nil {
-				return err
-			}
-			if g.Timeout <= 0 {
-				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "must be positive")
-			}
-		default:
-			return yamlx.Errorf(p.file, k, field, yamlx.ErrUnknownField, "")
+		g.TokenEnv = w.TokenEnv
+	case "timeout":
+		if w.Timeout <= 0 {
+			return f.Errorf(key, yamlx.ErrValue, "must be positive")
 		}
+		g.Timeout = w.Timeout
 	}
 	return nil
 }
@@ -669,88 +616,66 @@ func checkServiceURL(s string) (string, error) {
 	return ref.Canonicalize(s)
 }
 
-func (p *parser) forges(n *yaml.Node) ([]Forge, error) {
-	if yamlx.IsNull(n) {
-		return DefaultForges(), nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		return nil, yamlx.Errorf(p.file, n, "forges", yamlx.ErrType, "expected a list")
-	}
-	var out []Forge
-	for i, item := range n.Content {
-		field := fmt.Sprintf("forges[%d]", i)
-		pairs, err := yamlx.Pairs(p.file, field, item)
+// forgeYAML is one forges: entry; its hook checks each key and, at the end
+// of the entry, stores it in the parser's list.
+type forgeYAML struct {
+	Host     string `yaml:"host"`
+	Type     string `yaml:"type"`
+	APIURL   string `yaml:"api_url"`
+	TokenEnv string `yaml:"token_env"`
+}
+
+func (w *forgeYAML) CheckKey(f *yamlx.Fields, key string) error {
+	switch key {
+	case "host":
+		c, err := ref.Canonicalize("https://" + w.Host + "/")
+		if err != nil || strings.ContainsAny(w.Host, "/?#@") || c == "" {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not a host[:port]", w.Host)
+		}
+		w.Host = strings.TrimSuffix(strings.TrimPrefix(c, "https://"), "/")
+	case "type":
+		if w.Type != "github" && w.Type != "gitlab" {
+			return f.Errorf(key, yamlx.ErrValue, "%q must be github or gitlab", w.Type)
+		}
+	case "api_url":
+		u, err := ref.Canonicalize(w.APIURL)
 		if err != nil {
-			return nil, err
+			return f.Wrap(key, err)
 		}
-		var f Forge
-		for _, kv := range pairs {
-			k, v := kv[0], kv[1]
-			ff := field + "." + k.Value
-			switch k.Value {
-			case "host":
-				s, err := yamlx.String(p.file, ff, v)
-				if err != nil {
-					return nil, err
-				}
-				c, err := ref.Canonicalize("https://" + s + "/")
-				if err != nil || strings.ContainsAny(s, "/?#@") || c == "" {
-					return nil, yamlx.Errorf(p.file, v, ff, yamlx.ErrValue, "%q is not a host[:port]", s)
-				}
-				f.Host = strings.TrimSuffix(strings.TrimPrefix(c, "https://"), "/")
-			case "type":
-				if f.Type, err = yamlx.String(p.file, ff, v); err != nil {
-					return nil, err
-				}
-				if f.Type != "github" && f.Type != "gitlab" {
-					return nil, yamlx.Errorf(p.file, v, ff, yamlx.ErrValue, "%q must be github or gitlab", f.Type)
-				}
-			case "api_url":
-				s, err := yamlx.String(p.file, ff, v)
-				if err != nil {
-					return nil, err
-				}
-				if f.APIURL, err = ref.Canonicalize(s); err != nil {
-					return nil, yamlx.Wrap(p.file, v, ff, err)
-				}
-				if strings.Contains(f.APIURL, "?") {
-					return nil, yamlx.Errorf(p.file, v, ff, yamlx.ErrValue, "an API URL has no query")
-				}
-				f.APIURL = strings.TrimSuffix(f.APIURL, "/")
-			case "token_env":
-				if f.TokenEnv, err = yamlx.String(p.file, ff, v); err != nil {
-					return nil, err
-				}
-				if !ValidEnvName(f.TokenEnv) {
-					return nil, yamlx.Errorf(p.file, v, ff, yamlx.ErrValue, "%q is not an environment variable name", f.TokenEnv)
-				}
-			default:
-				return nil, yamlx.Errorf(p.file, k, ff, yamlx.ErrUnknownField, "")
-			}
+		if strings.Contains(u, "?") {
+			return f.Errorf(key, yamlx.ErrValue, "an API URL has no query")
 		}
-		if f.Host == "" {
-			return nil, yamlx.Errorf(p.file, item, field+".host", yamlx.ErrValue, "required")
+		w.APIURL = strings.TrimSuffix(u, "/")
+	case "token_env":
+		if !ValidEnvName(w.TokenEnv) {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not an environment variable name", w.TokenEnv)
 		}
-		if f.Type == "" {
-			return nil, yamlx.Errorf(p.file, item, field+".type", yamlx.ErrValue, "required (github or gitlab)")
-		}
-		if f.APIURL == "" {
-			f.APIURL = defaultAPIURL(f)
-		}
-		for _, prev := range out {
-			if prev.Host == f.Host {
-				return nil, yamlx.Errorf(p.file, item, field+".host", yamlx.ErrDuplicate, "%s is configured twice", f.Host)
-			}
-		}
-		out = append(out, f)
+	case "":
+		return w.add(f)
 	}
-	// The defaults stay available unless the file configures the same host.
-	for _, d := range DefaultForges() {
-		if !slices.ContainsFunc(out, func(f Forge) bool { return f.Host == d.Host }) {
-			out = append(out, d)
+	return nil
+}
+
+// add checks a complete forges: entry and appends it.
+func (w *forgeYAML) add(f *yamlx.Fields) error {
+	p := ctx(f)
+	fg := Forge(*w)
+	if fg.Host == "" {
+		return yamlx.Errorf(f.File, f.Node, f.Path+".host", yamlx.ErrValue, "required")
+	}
+	if fg.Type == "" {
+		return yamlx.Errorf(f.File, f.Node, f.Path+".type", yamlx.ErrValue, "required (github or gitlab)")
+	}
+	if fg.APIURL == "" {
+		fg.APIURL = defaultAPIURL(fg)
+	}
+	for _, prev := range p.forges {
+		if prev.Host == fg.Host {
+			return yamlx.Errorf(f.File, f.Node, f.Path+".host", yamlx.ErrDuplicate, "%s is configured twice", fg.Host)
 		}
 	}
-	return out, nil
+	p.forges = append(p.forges, fg)
+	return nil
 }
 
 func defaultAPIURL(f Forge) string {

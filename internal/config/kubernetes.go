@@ -3,8 +3,6 @@ package config
 import (
 	"net/url"
 
-	"go.yaml.in/yaml/v4"
-
 	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
@@ -30,50 +28,52 @@ var (
 // PinnedImage reports whether image names its content by digest.
 func PinnedImage(image string) bool { return pinnedImage.MatchString(image) }
 
-func (p *parser) kubernetes(n *yaml.Node, field string, k *Kubernetes) error {
-	pairs, err := yamlx.Pairs(p.file, field, n)
-	if err != nil {
-		return err
+// kubernetesYAML is sandbox.kubernetes; the file's keys replace the whole
+// setting.
+type kubernetesYAML struct {
+	Namespace     string `yaml:"namespace"`
+	RuntimeClass  string `yaml:"runtime_class"`
+	Image         string `yaml:"image"`
+	EgressGateway string `yaml:"egress_gateway"`
+	SigningKeyEnv string `yaml:"signing_key_env"`
+}
+
+func (k *kubernetesYAML) CheckKey(f *yamlx.Fields, key string) error {
+	bad := func(format string, a ...any) error {
+		return f.Errorf(key, yamlx.ErrValue, format, a...)
 	}
-	for _, kv := range pairs {
-		f := field + "." + kv[0].Value
-		v, err := yamlx.String(p.file, f, kv[1])
-		if err != nil {
-			return err
+	switch key {
+	case "namespace":
+		if !dns1123Label.MatchString(k.Namespace) {
+			return bad("%q is not a namespace name (lower-case DNS label)", k.Namespace)
 		}
-		bad := func(format string, a ...any) error {
-			return yamlx.Errorf(p.file, kv[1], f, yamlx.ErrValue, format, a...)
+	case "runtime_class":
+		if v := k.RuntimeClass; v != "" && (len(v) > 253 || !dns1123Subdomain.MatchString(v)) {
+			return bad("%q is not a RuntimeClass name", v)
 		}
-		switch kv[0].Value {
-		case "namespace":
-			if !dns1123Label.MatchString(v) {
-				return bad("%q is not a namespace name (lower-case DNS label)", v)
-			}
-			k.Namespace = v
-		case "runtime_class":
-			if v != "" && (len(v) > 253 || !dns1123Subdomain.MatchString(v)) {
-				return bad("%q is not a RuntimeClass name", v)
-			}
-			k.RuntimeClass = v
-		case "image":
-			if !PinnedImage(v) {
-				return bad("%q is not pinned by digest (NAME@sha256:<64 hex>)", v)
-			}
-			k.Image = v
-		case "egress_gateway":
-			u, err := url.Parse(v)
-			if err != nil || u.Scheme != "http" || u.Hostname() == "" || u.Port() == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-				return bad("%q: want http://HOST:PORT of the fullsend egress gateway (e.g. http://fullsend-egress.fullsend.svc:3128)", v)
-			}
-			k.EgressGateway = v
-		case "signing_key_env":
-			if !envName.MatchString(v) {
-				return bad("%q is not an environment variable name", v)
-			}
-			k.SigningKeyEnv = v
-		default:
-			return yamlx.Errorf(p.file, kv[0], f, yamlx.ErrUnknownField, "(known: namespace, runtime_class, image, egress_gateway, signing_key_env)")
+	case "image":
+		if !PinnedImage(k.Image) {
+			return bad("%q is not pinned by digest (NAME@sha256:<64 hex>)", k.Image)
+		}
+	case "egress_gateway":
+		v := k.EgressGateway
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "http" || u.Hostname() == "" || u.Port() == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return bad("%q: want http://HOST:PORT of the fullsend egress gateway (e.g. http://fullsend-egress.fullsend.svc:3128)", v)
+		}
+	case "signing_key_env":
+		if !envName.MatchString(k.SigningKeyEnv) {
+			return bad("%q is not an environment variable name", k.SigningKeyEnv)
 		}
 	}
 	return nil
+}
+
+// UnknownKey: every value is a string, checked before the key.
+func (k *kubernetesYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	field := f.Field(e.Key.Value)
+	if _, err := yamlx.String(f.File, field, e.Value); err != nil {
+		return err
+	}
+	return yamlx.Errorf(f.File, e.Key, field, yamlx.ErrUnknownField, "(known: namespace, runtime_class, image, egress_gateway, signing_key_env)")
 }

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v4"
 
@@ -91,6 +93,30 @@ func ParseLimit(file, field, key string, n *yaml.Node, l *Limits) error {
 		l.CPUs = v
 	default:
 		return yamlx.Errorf(file, n, field, yamlx.ErrUnknownField, "")
+	}
+	return nil
+}
+
+// ParseLimits decodes the mapping n (sandbox.limits, or a harness's
+// resources: block at field) into l, key by key with ParseLimit; an
+// unknown key is an error listing LimitKeys. each, when set, is called
+// after every key.
+func ParseLimits(file, field string, n *yaml.Node, l *Limits, each func(key string, v *yaml.Node)) error {
+	pairs, err := yamlx.Pairs(file, field, n)
+	if err != nil {
+		return err
+	}
+	for _, kv := range pairs {
+		kf := yamlx.Join(field, kv[0].Value)
+		if err := ParseLimit(file, kf, kv[0].Value, kv[1], l); err != nil {
+			if errors.Is(err, yamlx.ErrUnknownField) {
+				return yamlx.Errorf(file, kv[0], kf, yamlx.ErrUnknownField, "(known: %s)", strings.Join(LimitKeys, ", "))
+			}
+			return err
+		}
+		if each != nil {
+			each(kv[0].Value, kv[1])
+		}
 	}
 	return nil
 }

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v4"
-
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -82,72 +80,49 @@ func CheckEffort(s string) error {
 	return fmt.Errorf("%q is not an effort level (%s)", s, strings.Join(ClaudeEffortLevels, ", "))
 }
 
-func (p *parser) runtimes(n *yaml.Node) (Runtimes, error) {
-	var r Runtimes
-	pairs, err := yamlx.Pairs(p.file, "runtimes", n)
-	if err != nil {
-		return r, err
-	}
-	for _, kv := range pairs {
-		field := "runtimes." + kv[0].Value
-		if kv[0].Value != "claude" {
-			p.warn(kv[0], field, "no settings for this runtime; ignored")
-			continue
-		}
-		if r.Claude, err = p.claude(kv[1], field); err != nil {
-			return r, err
-		}
-	}
-	return r, nil
+type runtimesYAML struct {
+	Claude claudeYAML `yaml:"claude"`
 }
 
-func (p *parser) claude(n *yaml.Node, path string) (ClaudeRuntime, error) {
-	var c ClaudeRuntime
-	pairs, err := yamlx.Pairs(p.file, path, n)
+func (r *runtimesYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	ctx(f).warn(e.Key, f.Field(e.Key.Value), "no settings for this runtime; ignored")
+	return nil
+}
+
+// claudeYAML is runtimes.claude; the file's keys replace the whole
+// setting.
+type claudeYAML struct {
+	Binary         string `yaml:"binary"`
+	MaxTurns       int    `yaml:"max_turns"`
+	PermissionMode string `yaml:"permission_mode"`
+	Effort         string `yaml:"effort"`
+	Debug          *bool  `yaml:"debug"`
+}
+
+func (c *claudeYAML) CheckKey(f *yamlx.Fields, key string) error {
+	var err error
+	switch key {
+	case "binary":
+		err = CheckClaudeBinary(c.Binary)
+	case "permission_mode":
+		err = CheckPermissionMode(c.PermissionMode)
+	case "effort":
+		err = CheckEffort(c.Effort)
+	case "max_turns":
+		if c.MaxTurns < 1 || c.MaxTurns > MaxClaudeTurns {
+			return f.Errorf(key, yamlx.ErrValue, "must be between 1 and %d", MaxClaudeTurns)
+		}
+	case "":
+		ctx(f).c.Runtimes.Claude = ClaudeRuntime(*c)
+	}
 	if err != nil {
-		return c, err
+		return f.Errorf(key, yamlx.ErrValue, "%v", err)
 	}
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		field := path + "." + k.Value
-		check := func(s string, f func(string) error) error {
-			if err := f(s); err != nil {
-				return yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "%v", err)
-			}
-			return nil
-		}
-		switch k.Value {
-		case "binary":
-			if c.Binary, err = yamlx.String(p.file, field, v); err == nil {
-				err = check(c.Binary, CheckClaudeBinary)
-			}
-		case "permission_mode":
-			if c.PermissionMode, err = yamlx.String(p.file, field, v); err == nil {
-				err = check(c.PermissionMode, CheckPermissionMode)
-			}
-		case "effort":
-			if c.Effort, err = yamlx.String(p.file, field, v); err == nil {
-				err = check(c.Effort, CheckEffort)
-			}
-		case "max_turns":
-			var x int64
-			if x, err = yamlx.Int(p.file, field, v); err == nil && (x < 1 || x > MaxClaudeTurns) {
-				err = yamlx.Errorf(p.file, v, field, yamlx.ErrValue, "must be between 1 and %d", MaxClaudeTurns)
-			}
-			c.MaxTurns = int(x)
-		case "debug":
-			var b bool
-			if b, err = yamlx.Bool(p.file, field, v); err == nil {
-				c.Debug = &b
-			}
-		default:
-			return c, yamlx.Errorf(p.file, k, field, yamlx.ErrUnknownField, "(known: binary, max_turns, permission_mode, effort, debug)")
-		}
-		if err != nil {
-			return c, err
-		}
-	}
-	return c, nil
+	return nil
+}
+
+func (c *claudeYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	return yamlx.Errorf(f.File, e.Key, f.Field(e.Key.Value), yamlx.ErrUnknownField, "(known: binary, max_turns, permission_mode, effort, debug)")
 }
 
 // HostService normalises a sandbox.host_services entry: a loopback
@@ -196,16 +171,13 @@ func splitHostPort(s string) (string, uint16, error) {
 	return host, uint16(n), nil
 }
 
-func (p *parser) hostServices(n *yaml.Node, field string) ([]string, error) {
-	list, err := yamlx.Strings(p.file, field, n)
-	if err != nil {
-		return nil, err
-	}
+func hostServices(f *yamlx.Fields, key string, list []string) ([]string, error) {
 	out := make([]string, 0, len(list))
 	for i, s := range list {
 		hs, err := HostService(s)
 		if err != nil {
-			return nil, yamlx.Errorf(p.file, n.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue, "%v", err)
+			n, field := elem(f, key, i)
+			return nil, yamlx.Errorf(f.File, n, field, yamlx.ErrValue, "%v", err)
 		}
 		if !slices.Contains(out, hs) {
 			out = append(out, hs)

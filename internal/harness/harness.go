@@ -192,398 +192,471 @@ func Parse(name string, data []byte) (*Harness, error) {
 	if root == nil {
 		return h, nil
 	}
-	d := decoder{file: name}
-	if err := d.fields(root, "", h, false); err != nil {
+	if err := yamlx.Decode(name, "", root, &harnessYAML{}, h); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-type decoder struct{ file string }
+// The *YAML types are the schema of a harness file. Decode hands each hook
+// the *Harness being filled (Fields.Ctx); the hooks check every key as it
+// is decoded, in the order of the file, record where it was written and
+// store it. Positions are recorded under the key's full name, so that an
+// overlay's are "forge.<name>.<key>" until forge rekeys them.
 
-func (d decoder) errf(n *yaml.Node, field string, sentinel error, format string, args ...any) error {
-	return yamlx.Errorf(d.file, n, field, sentinel, format, args...)
+// commonYAML holds the keys a harness and a forge.<name> overlay share.
+type commonYAML struct {
+	Agent                 string              `yaml:"agent"`
+	Doc                   string              `yaml:"doc"`
+	Model                 string              `yaml:"model"`
+	Image                 string              `yaml:"image"`
+	Runtime               string              `yaml:"runtime"`
+	Policy                string              `yaml:"policy"`
+	Role                  string              `yaml:"role"`
+	Slug                  string              `yaml:"slug"`
+	PreScript             string              `yaml:"pre_script"`
+	PostScript            string              `yaml:"post_script"`
+	Effort                string              `yaml:"effort"`
+	Providers             []string            `yaml:"providers"`
+	Skills                []string            `yaml:"skills"`
+	Plugins               []string            `yaml:"plugins"`
+	ReadonlyRepo          bool                `yaml:"readonly_repo"`
+	TimeoutMinutes        int                 `yaml:"timeout_minutes"`
+	SandboxTimeoutSeconds int                 `yaml:"sandbox_timeout_seconds"`
+	RunnerEnv             map[string]string   `yaml:"runner_env"`
+	Openshell             openshellYAML       `yaml:"openshell"`
+	HostFiles             []hostFileYAML      `yaml:"host_files"`
+	ValidationLoop        *validationLoopYAML `yaml:"validation_loop"`
+	Env                   envYAML             `yaml:"env"`
+	Resources             *yaml.Node          `yaml:"resources"` // config.ParseLimits
 }
 
-// fields decodes a harness mapping (overlay: a forge.<name> mapping, which
-// may not hold base, forge or allowed_remote_resources-related fields).
-func (d decoder) fields(n *yaml.Node, path string, h *Harness, overlay bool) error {
-	pairs, err := yamlx.Pairs(d.file, path, n)
-	if err != nil {
-		return err
-	}
-	f := d.file
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		key := k.Value
-		field := yamlx.Join(path, key)
-		str := func(dst *string) error {
-			s, err := yamlx.String(f, field, v)
-			if err != nil {
-				return err
-			}
-			*dst = s
+// harnessYAML is a harness file: the common keys and those an overlay may
+// not set.
+type harnessYAML struct {
+	commonYAML
+	Base                   string       `yaml:"base"`
+	AllowedRemoteResources []string     `yaml:"allowed_remote_resources"`
+	AllowRuntimeFetch      bool         `yaml:"allow_runtime_fetch"`
+	MaxRuntimeFetches      int          `yaml:"max_runtime_fetches"`
+	Security               securityYAML `yaml:"security"`
+	Forge                  *yaml.Node   `yaml:"forge"` // name -> overlayYAML
+}
+
+// overlayYAML is a forge.<name> overlay.
+type overlayYAML struct{ commonYAML }
+
+// overlayRefused are the keys of harnessYAML an overlay may not set.
+var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security"}
+
+func target(f *yamlx.Fields) *Harness { return f.Ctx.(*Harness) }
+
+// The hooks of the schema (a hook with a wrong signature would silently
+// not be called).
+var (
+	_ yamlx.KeyChecker   = (*harnessYAML)(nil)
+	_ yamlx.UnknownKeyer = (*harnessYAML)(nil)
+	_ yamlx.KeyChecker   = (*overlayYAML)(nil)
+	_ yamlx.UnknownKeyer = (*overlayYAML)(nil)
+	_ yamlx.KeyChecker   = (*openshellYAML)(nil)
+	_ yamlx.KeyChecker   = (*hostFileYAML)(nil)
+	_ yamlx.KeyChecker   = (*validationLoopYAML)(nil)
+	_ yamlx.KeyChecker   = (*envYAML)(nil)
+	_ yamlx.UnknownKeyer = (*envYAML)(nil)
+	_ yamlx.KeyChecker   = (*securityYAML)(nil)
+	_ yamlx.KeyChecker   = (*hostScannersYAML)(nil)
+	_ yamlx.UnknownKeyer = (*hostScannersYAML)(nil)
+	_ yamlx.KeyChecker   = (*llmGuardYAML)(nil)
+)
+
+func (w *commonYAML) CheckKey(f *yamlx.Fields, key string) error {
+	h, field, v := target(f), f.Field(key), f.Value(key)
+	switch key {
+	case "":
+		w.store(h)
+	case "providers":
+		h.markList(field, v, w.Providers)
+		return splitProviders(f, key, w.Providers, h)
+	case "skills":
+		h.markList(field, v, w.Skills)
+	case "plugins":
+		h.markList(field, v, w.Plugins)
+	case "runner_env":
+		return runnerEnv(f, key, w.RunnerEnv, h)
+	case "sandbox_timeout_seconds":
+		if x := w.SandboxTimeoutSeconds; x != 0 && (x < 30 || x > 600) {
+			return f.Errorf(key, yamlx.ErrValue, "must be 0 (the default) or between 30 and 600")
+		}
+		h.mark(field, v)
+	case "effort":
+		if err := config.CheckEffort(w.Effort); err != nil {
+			return f.Errorf(key, yamlx.ErrValue, "%v", err)
+		}
+		h.mark(field, v)
+	case "timeout_minutes":
+		if x := w.TimeoutMinutes; x < 1 || x > 7*24*60 {
+			return f.Errorf(key, yamlx.ErrValue, "must be a positive number of minutes (at most a week)")
+		}
+		h.mark(field, v)
+	case "resources":
+		// Each value's origin is recorded under its canonical text so
+		// that, after merging, a raise is reported where it was written.
+		return config.ParseLimits(f.File, field, w.Resources, &h.Resources, func(k string, n *yaml.Node) {
+			h.mark(field+"."+k, n)
+			h.origin(field+"."+k+"\x00"+h.Resources.Value(k), n)
+		})
+	case "host_files":
+		if !yamlx.IsNull(v) {
 			h.mark(field, v)
-			return nil
 		}
-		list := func(dst *[]string) error {
-			l, err := yamlx.Strings(f, field, v)
-			if err != nil {
-				return err
-			}
-			*dst = l
-			h.mark(field, v)
-			for i, s := range l {
-				h.origin(field+"\x00"+s, v.Content[i])
-			}
-			return nil
-		}
-		if overlay {
-			switch key {
-			case "base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security":
-				return d.errf(k, field, yamlx.ErrUnknownField, "not allowed inside a forge overlay")
-			}
-		}
-		switch key {
-		case "base":
-			err = str(&h.Base)
-		case "agent":
-			err = str(&h.Agent)
-		case "doc":
-			err = str(&h.Doc)
-		case "model":
-			err = str(&h.Model)
-		case "image":
-			err = str(&h.Image)
-		case "runtime":
-			err = str(&h.Runtime)
-		case "policy":
-			err = str(&h.Policy)
-		case "role":
-			err = str(&h.Role)
-		case "slug":
-			err = str(&h.Slug)
-		case "pre_script":
-			err = str(&h.PreScript)
-		case "post_script":
-			err = str(&h.PostScript)
-		case "providers":
-			var l []string
-			if err = list(&l); err == nil {
-				err = d.providers(v, field, h, l)
-			}
-		case "runner_env":
-			err = d.runnerEnv(v, field, h)
-		case "sandbox_timeout_seconds":
-			var x int64
-			if x, err = yamlx.Int(f, field, v); err == nil {
-				if x != 0 && (x < 30 || x > 600) {
-					return d.errf(v, field, yamlx.ErrValue, "must be 0 (the default) or between 30 and 600")
-				}
-				h.SandboxTimeoutSeconds = int(x)
-				h.mark(field, v)
-			}
-		case "effort":
-			if err = str(&h.Effort); err == nil {
-				if cerr := config.CheckEffort(h.Effort); cerr != nil {
-					return d.errf(v, field, yamlx.ErrValue, "%v", cerr)
-				}
-			}
-		case "api_servers":
-			return d.errf(k, field, yamlx.ErrValue, "not supported: api_servers starts host scripts that the sandbox reaches on host ports, and a harness may not open host endpoints to the sandbox (the org declares them in config.yaml sandbox.host_services and runs them itself)")
-		case "skills":
-			err = list(&h.Skills)
-		case "plugins":
-			err = list(&h.Plugins)
-		case "allowed_remote_resources":
-			err = list(&h.AllowedRemoteResources)
-		case "readonly_repo":
-			h.ReadonlyRepo, err = yamlx.Bool(f, field, v)
-			h.mark(field, v)
-		case "allow_runtime_fetch":
-			h.AllowRuntimeFetch, err = yamlx.Bool(f, field, v)
-			h.mark(field, v)
-		case "max_runtime_fetches":
-			var x int64
-			if x, err = yamlx.Int(f, field, v); err == nil {
-				if x < 1 || x > 1000 {
-					return d.errf(v, field, yamlx.ErrValue, "must be between 1 and 1000")
-				}
-				h.MaxRuntimeFetches = int(x)
-				h.mark(field, v)
-			}
-		case "timeout_minutes":
-			var x int64
-			if x, err = yamlx.Int(f, field, v); err == nil {
-				if x < 1 || x > 7*24*60 {
-					return d.errf(v, field, yamlx.ErrValue, "must be a positive number of minutes (at most a week)")
-				}
-				h.TimeoutMinutes = int(x)
-				h.mark(field, v)
-			}
-		case "openshell":
-			err = d.openshell(v, field, h)
-		case "host_files":
-			err = d.hostFiles(v, field, h)
-		case "validation_loop":
-			err = d.validationLoop(v, field, h)
-		case "env":
-			err = d.env(v, field, h)
-		case "resources":
-			err = d.resources(v, field, h)
-		case "security":
-			err = d.security(v, field, h)
-		case "forge":
-			err = d.forge(v, field, h)
-		default:
-			return d.errf(k, field, yamlx.ErrUnknownField, "")
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (d decoder) openshell(n *yaml.Node, path string, h *Harness) error {
-	pairs, err := yamlx.Pairs(d.file, path, n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		field := path + "." + kv[0].Value
-		if kv[0].Value != "profiles" {
-			return d.errf(kv[0], field, yamlx.ErrUnknownField, "")
-		}
-		l, err := yamlx.Strings(d.file, field, kv[1])
-		if err != nil {
-			return err
-		}
-		h.Openshell.Profiles = l
-		h.mark(field, kv[1])
-		for i, s := range l {
-			h.origin(field+"\x00"+s, kv[1].Content[i])
-		}
-	}
-	return nil
-}
-
-func (d decoder) hostFiles(n *yaml.Node, path string, h *Harness) error {
-	if yamlx.IsNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		return d.errf(n, path, yamlx.ErrType, "expected a list")
-	}
-	h.HostFiles = nil
-	h.mark(path, n)
-	for i, item := range n.Content {
-		ip := fmt.Sprintf("%s[%d]", path, i)
-		pairs, err := yamlx.Pairs(d.file, ip, item)
-		if err != nil {
-			return err
-		}
-		var hf HostFileSpec
-		srcNode, destNode := item, item
-		for _, kv := range pairs {
-			field := ip + "." + kv[0].Value
-			switch kv[0].Value {
-			case "src":
-				hf.Src, err = yamlx.String(d.file, field, kv[1])
-				srcNode = kv[1]
-			case "dest":
-				hf.Dest, err = yamlx.String(d.file, field, kv[1])
-				destNode = kv[1]
-			case "expand":
-				hf.Expand, err = yamlx.Bool(d.file, field, kv[1])
-			case "optional":
-				hf.Optional, err = yamlx.Bool(d.file, field, kv[1])
-			default:
-				return d.errf(kv[0], field, yamlx.ErrUnknownField, "")
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if hf.Src == "" {
-			return d.errf(item, ip+".src", yamlx.ErrValue, "required")
-		}
-		if hf.Dest == "" {
-			return d.errf(item, ip+".dest", yamlx.ErrValue, "required")
-		}
-		h.origin(path+"\x00"+hf.Src, srcNode)
-		h.origin(path+".dest\x00"+hf.Dest, destNode)
-		h.HostFiles = append(h.HostFiles, hf)
-	}
-	return nil
-}
-
-func (d decoder) validationLoop(n *yaml.Node, path string, h *Harness) error {
-	pairs, err := yamlx.Pairs(d.file, path, n)
-	if err != nil {
-		return err
-	}
-	vl := &ValidationLoop{}
-	for _, kv := range pairs {
-		field := path + "." + kv[0].Value
-		switch kv[0].Value {
-		case "script":
-			vl.Script, err = yamlx.String(d.file, field, kv[1])
-		case "schema":
-			vl.Schema, err = yamlx.String(d.file, field, kv[1])
-		case "max_iterations":
-			var x int64
-			if x, err = yamlx.Int(d.file, field, kv[1]); err == nil {
-				if x < 1 || x > 100 {
-					return d.errf(kv[1], field, yamlx.ErrValue, "must be between 1 and 100")
-				}
-				vl.MaxIterations = int(x)
-			}
-		case "preflight_check":
-			if vl.PreflightCheck, err = yamlx.String(d.file, field, kv[1]); err == nil && strings.ContainsRune(vl.PreflightCheck, 0) {
-				return d.errf(kv[1], field, yamlx.ErrValue, "contains NUL")
-			}
-		default:
-			return d.errf(kv[0], field, yamlx.ErrUnknownField, "")
-		}
-		if err != nil {
-			return err
-		}
-		h.mark(field, kv[1])
-	}
-	h.mark(path, n)
-	h.ValidationLoop = vl
-	return nil
-}
-
-func (d decoder) env(n *yaml.Node, path string, h *Harness) error {
-	pairs, err := yamlx.Pairs(d.file, path, n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		field := path + "." + kv[0].Value
-		m, err := yamlx.StringMap(d.file, field, kv[1])
-		if err != nil {
-			return err
-		}
-		mp, _ := yamlx.Pairs(d.file, field, kv[1])
-		for _, e := range mp {
-			if !config.ValidEnvName(e[0].Value) {
-				return d.errf(e[0], field+"."+e[0].Value, yamlx.ErrValue, "%q is not an environment variable name", e[0].Value)
-			}
-			h.origin(field+"."+e[0].Value, e[0])
-		}
-		switch kv[0].Value {
-		case "runner":
-			for _, e := range mp { // runner_env (its older name) may have come first
-				if old, ok := h.Env.Runner[e[0].Value]; ok && old != m[e[0].Value] {
-					return d.errf(e[0], field+"."+e[0].Value, yamlx.ErrValue, "also set in runner_env with another value (runner_env is the older name of env.runner)")
-				}
-			}
-			for k, v := range h.Env.Runner {
-				if _, ok := m[k]; !ok {
-					m[k] = v
-				}
-			}
-			h.Env.Runner = m
-		case "sandbox":
-			h.Env.Sandbox = m
-		default:
-			return d.errf(kv[0], field, yamlx.ErrUnknownField, "")
-		}
-		h.mark(field, kv[1])
-	}
-	return nil
-}
-
-// resources decodes a resources: block (the keys of config's
-// sandbox.limits). Each value's origin is recorded under its canonical text
-// so that, after merging, a raise is reported where it was written.
-func (d decoder) resources(n *yaml.Node, path string, h *Harness) error {
-	pairs, err := yamlx.Pairs(d.file, path, n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		field := path + "." + kv[0].Value
-		if err := config.ParseLimit(d.file, field, kv[0].Value, kv[1], &h.Resources); err != nil {
-			if errors.Is(err, yamlx.ErrUnknownField) {
-				return d.errf(kv[0], field, yamlx.ErrUnknownField, "(known: %s)", strings.Join(config.LimitKeys, ", "))
-			}
-			return err
-		}
-		h.mark(field, kv[1])
-		h.origin(field+"\x00"+h.Resources.Value(kv[0].Value), kv[1])
-	}
-	return nil
-}
-
-func (d decoder) security(n *yaml.Node, path string, h *Harness) error {
-	pairs, err := yamlx.Pairs(d.file, path, n)
-	if err != nil {
-		return err
-	}
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		field := path + "." + k.Value
-		switch k.Value {
-		case "fail_mode":
-			s, err := yamlx.String(d.file, field, v)
-			if err != nil {
-				return err
-			}
-			if s != "closed" && s != "open" {
-				return d.errf(v, field, yamlx.ErrValue, "%q must be closed or open", s)
-			}
-			h.Security.FailMode = s
-		case "host_scanners":
-			if v.Kind == yaml.MappingNode {
-				if err := d.hostScanners(v, field, h); err != nil {
-					return err
-				}
-				break
-			}
-			b, err := yamlx.Bool(d.file, field, v)
-			if err != nil {
-				return err
-			}
-			h.Security.HostScanners = &b
-		case "context_injection":
-			b, err := yamlx.Bool(d.file, field, v)
-			if err != nil {
-				return err
-			}
-			h.Security.ContextInjection = &b
-		case "sandbox_hooks":
-			hp, err := yamlx.Pairs(d.file, field, v)
-			if err != nil {
-				return err
-			}
-			h.Security.SandboxHooks = map[string]bool{}
-			for _, e := range hp {
-				ef := field + "." + e[0].Value
-				if !slices.Contains(KnownSandboxHooks, e[0].Value) {
-					return d.errf(e[0], ef, yamlx.ErrUnknownField, "known hooks: %s", strings.Join(KnownSandboxHooks, ", "))
-				}
-				b, err := yamlx.Bool(d.file, ef, e[1])
-				if err != nil {
-					return err
-				}
-				h.Security.SandboxHooks[e[0].Value] = b
-			}
-		default:
-			return d.errf(k, field, yamlx.ErrUnknownField, "")
-		}
+	case "validation_loop":
+		h.mark(field, v)
+		vl := ValidationLoop(*w.ValidationLoop)
+		h.ValidationLoop = &vl
+	case "openshell", "env":
+		// marked by their own hooks
+	default:
 		h.mark(field, v)
 	}
 	return nil
 }
 
-// providers splits a providers: list into provider files (paths, URLs)
-// and bare provider names (upstream: a name without "/" that does not end
-// in .yaml or .yml names a provider, not a file).
-func (d decoder) providers(n *yaml.Node, field string, h *Harness, l []string) error {
+func (w *commonYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	field := f.Field(e.Key.Value)
+	if e.Key.Value == "api_servers" {
+		return yamlx.Errorf(f.File, e.Key, field, yamlx.ErrValue, "not supported: api_servers starts host scripts that the sandbox reaches on host ports, and a harness may not open host endpoints to the sandbox (the org declares them in config.yaml sandbox.host_services and runs them itself)")
+	}
+	return yamlx.Errorf(f.File, e.Key, field, yamlx.ErrUnknownField, "")
+}
+
+// store copies the plain values into h (absent keys leave them zero).
+func (w *commonYAML) store(h *Harness) {
+	h.Agent, h.Doc, h.Model, h.Image, h.Runtime = w.Agent, w.Doc, w.Model, w.Image, w.Runtime
+	h.Policy, h.Role, h.Slug, h.PreScript, h.PostScript = w.Policy, w.Role, w.Slug, w.PreScript, w.PostScript
+	h.Effort, h.Skills, h.Plugins, h.ReadonlyRepo = w.Effort, w.Skills, w.Plugins, w.ReadonlyRepo
+	h.TimeoutMinutes, h.SandboxTimeoutSeconds = w.TimeoutMinutes, w.SandboxTimeoutSeconds
+}
+
+func (w *harnessYAML) CheckKey(f *yamlx.Fields, key string) error {
+	h, field, v := target(f), f.Field(key), f.Value(key)
+	switch key {
+	case "":
+		h.Base, h.AllowedRemoteResources = w.Base, w.AllowedRemoteResources
+		h.AllowRuntimeFetch, h.MaxRuntimeFetches = w.AllowRuntimeFetch, w.MaxRuntimeFetches
+	case "allowed_remote_resources":
+		h.markList(field, v, w.AllowedRemoteResources)
+		return nil
+	case "max_runtime_fetches":
+		if x := w.MaxRuntimeFetches; x < 1 || x > 1000 {
+			return f.Errorf(key, yamlx.ErrValue, "must be between 1 and 1000")
+		}
+	case "forge":
+		return forge(f, key, h)
+	case "security":
+		return nil // marked by its own hook
+	}
+	return w.commonYAML.CheckKey(f, key)
+}
+
+func (w *overlayYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	if slices.Contains(overlayRefused, e.Key.Value) {
+		return yamlx.Errorf(f.File, e.Key, f.Field(e.Key.Value), yamlx.ErrUnknownField, "not allowed inside a forge overlay")
+	}
+	return w.commonYAML.UnknownKey(f, e)
+}
+
+// markList marks a list field and records where each of its values was
+// written.
+func (h *Harness) markList(field string, n *yaml.Node, values []string) {
+	h.mark(field, n)
+	for i, s := range values {
+		h.origin(field+"\x00"+s, n.Content[i])
+	}
+}
+
+type openshellYAML struct {
+	Profiles []string `yaml:"profiles"`
+}
+
+func (w *openshellYAML) CheckKey(f *yamlx.Fields, key string) error {
+	if key == "profiles" {
+		h := target(f)
+		h.Openshell.Profiles = w.Profiles
+		h.markList(f.Field(key), f.Value(key), w.Profiles)
+	}
+	return nil
+}
+
+type hostFileYAML struct {
+	Src      string `yaml:"src"`
+	Dest     string `yaml:"dest"`
+	Expand   bool   `yaml:"expand"`
+	Optional bool   `yaml:"optional"`
+}
+
+// CheckKey appends the complete entry to the harness's host files.
+func (w *hostFileYAML) CheckKey(f *yamlx.Fields, key string) error {
+	if key != "" {
+		return nil
+	}
+	if w.Src == "" {
+		return yamlx.Errorf(f.File, f.Node, f.Path+".src", yamlx.ErrValue, "required")
+	}
+	if w.Dest == "" {
+		return yamlx.Errorf(f.File, f.Node, f.Path+".dest", yamlx.ErrValue, "required")
+	}
+	h := target(f)
+	list, _, _ := strings.Cut(f.Path, "[")
+	h.origin(list+"\x00"+w.Src, f.Value("src"))
+	h.origin(list+".dest\x00"+w.Dest, f.Value("dest"))
+	h.HostFiles = append(h.HostFiles, HostFileSpec(*w))
+	return nil
+}
+
+type validationLoopYAML struct {
+	Script         string `yaml:"script"`
+	Schema         string `yaml:"schema"`
+	MaxIterations  int    `yaml:"max_iterations"`
+	PreflightCheck string `yaml:"preflight_check"`
+}
+
+func (w *validationLoopYAML) CheckKey(f *yamlx.Fields, key string) error {
+	switch key {
+	case "":
+		return nil
+	case "max_iterations":
+		if x := w.MaxIterations; x < 1 || x > 100 {
+			return f.Errorf(key, yamlx.ErrValue, "must be between 1 and 100")
+		}
+	case "preflight_check":
+		if strings.ContainsRune(w.PreflightCheck, 0) {
+			return f.Errorf(key, yamlx.ErrValue, "contains NUL")
+		}
+	}
+	target(f).mark(f.Field(key), f.Value(key))
+	return nil
+}
+
+type envYAML struct {
+	Runner  map[string]string `yaml:"runner"`
+	Sandbox map[string]string `yaml:"sandbox"`
+}
+
+func (w *envYAML) CheckKey(f *yamlx.Fields, key string) error {
+	if key == "" {
+		return nil
+	}
+	h, field, v := target(f), f.Field(key), f.Value(key)
+	if err := envNames(f, key, h); err != nil {
+		return err
+	}
+	if key == "sandbox" {
+		h.Env.Sandbox = w.Sandbox
+		h.mark(field, v)
+		return nil
+	}
+	m := w.Runner
+	if m == nil && len(h.Env.Runner) > 0 {
+		m = map[string]string{} // runner: null after runner_env entries
+	}
+	for _, e := range pairs(v) { // runner_env (its older name) may have come first
+		if old, ok := h.Env.Runner[e.Key.Value]; ok && old != m[e.Key.Value] {
+			return yamlx.Errorf(f.File, e.Key, field+"."+e.Key.Value, yamlx.ErrValue, "also set in runner_env with another value (runner_env is the older name of env.runner)")
+		}
+	}
+	for k, v := range h.Env.Runner {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	h.Env.Runner = m
+	h.mark(field, v)
+	return nil
+}
+
+// UnknownKey: the value's names are checked before the key.
+func (w *envYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	field := f.Field(e.Key.Value)
+	if _, err := yamlx.StringMap(f.File, field, e.Value); err != nil {
+		return err
+	}
+	for _, p := range pairs(e.Value) {
+		if !config.ValidEnvName(p.Key.Value) {
+			return yamlx.Errorf(f.File, p.Key, field+"."+p.Key.Value, yamlx.ErrValue, "%q is not an environment variable name", p.Key.Value)
+		}
+	}
+	return yamlx.Errorf(f.File, e.Key, field, yamlx.ErrUnknownField, "")
+}
+
+// pairs returns the entries of a mapping already decoded (none for null).
+func pairs(n *yaml.Node) []yamlx.Entry {
+	var out []yamlx.Entry
+	if !yamlx.IsNull(n) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			out = append(out, yamlx.Entry{Key: n.Content[i], Value: n.Content[i+1]})
+		}
+	}
+	return out
+}
+
+// envNames checks the names of the env mapping under key and records where
+// each was written.
+func envNames(f *yamlx.Fields, key string, h *Harness) error {
+	field := f.Field(key)
+	for _, e := range pairs(f.Value(key)) {
+		if !config.ValidEnvName(e.Key.Value) {
+			return yamlx.Errorf(f.File, e.Key, field+"."+e.Key.Value, yamlx.ErrValue, "%q is not an environment variable name", e.Key.Value)
+		}
+		h.origin(field+"."+e.Key.Value, e.Key)
+	}
+	return nil
+}
+
+// runnerEnv stores upstream's runner_env: the older name of env.runner,
+// with the same meaning and the same rules (names checked, refused in
+// remote content): its entries are env.runner entries. A name set both
+// here and in env.runner of the same file must have the same value.
+func runnerEnv(f *yamlx.Fields, key string, m map[string]string, h *Harness) error {
+	if h.Env.Runner == nil {
+		h.Env.Runner = map[string]string{}
+	}
+	for _, e := range pairs(f.Value(key)) {
+		k := e.Key.Value
+		if !config.ValidEnvName(k) {
+			return yamlx.Errorf(f.File, e.Key, f.Field(key)+"."+k, yamlx.ErrValue, "%q is not an environment variable name", k)
+		}
+		if old, ok := h.Env.Runner[k]; ok && old != m[k] {
+			return yamlx.Errorf(f.File, e.Key, f.Field(key)+"."+k, yamlx.ErrValue, "also set in env.runner with another value (runner_env is the older name of env.runner)")
+		}
+		h.Env.Runner[k] = m[k]
+		h.origin("env.runner."+k, e.Key)
+	}
+	h.mark("env.runner", f.Value(key))
+	return nil
+}
+
+type securityYAML struct {
+	FailMode         string     `yaml:"fail_mode"`
+	HostScanners     *yaml.Node `yaml:"host_scanners"` // true/false, or upstream's map
+	ContextInjection *bool      `yaml:"context_injection"`
+	SandboxHooks     *yaml.Node `yaml:"sandbox_hooks"`
+}
+
+func (w *securityYAML) CheckKey(f *yamlx.Fields, key string) error {
+	h, field, v := target(f), f.Field(key), f.Value(key)
+	switch key {
+	case "":
+		return nil
+	case "fail_mode":
+		if w.FailMode != "closed" && w.FailMode != "open" {
+			return f.Errorf(key, yamlx.ErrValue, "%q must be closed or open", w.FailMode)
+		}
+		h.Security.FailMode = w.FailMode
+	case "host_scanners":
+		if v.Kind == yaml.MappingNode {
+			if err := yamlx.Decode(f.File, field, v, &hostScannersYAML{on: true}, h); err != nil {
+				return err
+			}
+			break
+		}
+		b, err := yamlx.Bool(f.File, field, v)
+		if err != nil {
+			return err
+		}
+		h.Security.HostScanners = &b
+	case "context_injection":
+		h.Security.ContextInjection = w.ContextInjection
+	case "sandbox_hooks":
+		if err := sandboxHooks(f, key, h); err != nil {
+			return err
+		}
+	}
+	h.mark(field, v)
+	return nil
+}
+
+func sandboxHooks(f *yamlx.Fields, key string, h *Harness) error {
+	field := f.Field(key)
+	hp, err := yamlx.Pairs(f.File, field, f.Value(key))
+	if err != nil {
+		return err
+	}
+	h.Security.SandboxHooks = map[string]bool{}
+	for _, e := range hp {
+		ef := field + "." + e[0].Value
+		if !slices.Contains(KnownSandboxHooks, e[0].Value) {
+			return yamlx.Errorf(f.File, e[0], ef, yamlx.ErrUnknownField, "known hooks: %s", strings.Join(KnownSandboxHooks, ", "))
+		}
+		b, err := yamlx.Bool(f.File, ef, e[1])
+		if err != nil {
+			return err
+		}
+		h.Security.SandboxHooks[e[0].Value] = b
+	}
+	return nil
+}
+
+// hostScannersYAML is upstream's map form of security.host_scanners.
+// Host-side scans always run here, so a scanner turned off is recorded as
+// HostScanners false (the run notes it is ignored); context_injection is
+// security.context_injection. llm_guard settings are checked and ignored.
+type hostScannersYAML struct {
+	UnicodeNormalizer bool         `yaml:"unicode_normalizer"`
+	SSRFValidator     bool         `yaml:"ssrf_validator"`
+	SecretRedactor    bool         `yaml:"secret_redactor"`
+	ContextInjection  bool         `yaml:"context_injection"`
+	LLMGuard          llmGuardYAML `yaml:"llm_guard"`
+	on                bool
+}
+
+func (w *hostScannersYAML) CheckKey(f *yamlx.Fields, key string) error {
+	h := target(f)
+	switch key {
+	case "unicode_normalizer":
+		w.on = w.on && w.UnicodeNormalizer
+	case "ssrf_validator":
+		w.on = w.on && w.SSRFValidator
+	case "secret_redactor":
+		w.on = w.on && w.SecretRedactor
+	case "context_injection":
+		b := w.ContextInjection
+		h.Security.ContextInjection = &b
+		h.mark("security.context_injection", f.Value(key))
+	case "":
+		on := w.on
+		h.Security.HostScanners = &on
+	}
+	return nil
+}
+
+func (w *hostScannersYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
+	return yamlx.Errorf(f.File, e.Key, f.Field(e.Key.Value), yamlx.ErrUnknownField, "(known: unicode_normalizer, context_injection, ssrf_validator, secret_redactor, llm_guard)")
+}
+
+type llmGuardYAML struct {
+	Enabled   bool    `yaml:"enabled"`
+	Threshold float64 `yaml:"threshold"`
+	MatchType string  `yaml:"match_type"`
+}
+
+func (w *llmGuardYAML) CheckKey(f *yamlx.Fields, key string) error {
+	switch key {
+	case "threshold":
+		if w.Threshold < 0 || w.Threshold > 1 {
+			return f.Errorf(key, yamlx.ErrValue, "must be between 0 and 1")
+		}
+	case "match_type":
+		if w.MatchType != "sentence" && w.MatchType != "full" {
+			return f.Errorf(key, yamlx.ErrValue, "%q must be sentence or full", w.MatchType)
+		}
+	}
+	return nil
+}
+
+// splitProviders splits a providers: list into provider files (paths,
+// URLs) and bare provider names (upstream: a name without "/" that does
+// not end in .yaml or .yml names a provider, not a file).
+func splitProviders(f *yamlx.Fields, key string, l []string, h *Harness) error {
 	h.Providers, h.ProviderNames = nil, nil
 	for i, p := range l {
 		if strings.Contains(p, "/") || strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml") {
@@ -591,7 +664,7 @@ func (d decoder) providers(n *yaml.Node, field string, h *Harness, l []string) e
 			continue
 		}
 		if !validProviderName(p) {
-			return d.errf(n.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue, "%q is neither a provider file nor a provider name (A-Z a-z 0-9 _ -)", p)
+			return yamlx.Errorf(f.File, f.Value(key).Content[i], fmt.Sprintf("%s[%d]", f.Field(key), i), yamlx.ErrValue, "%q is neither a provider file nor a provider name (A-Z a-z 0-9 _ -)", p)
 		}
 		h.ProviderNames = append(h.ProviderNames, p)
 	}
@@ -611,108 +684,22 @@ func validProviderName(s string) bool {
 	return true
 }
 
-// runnerEnv decodes upstream's runner_env: the older name of env.runner,
-// with the same meaning and the same rules (names checked, refused in
-// remote content): its entries are env.runner entries. A name set both
-// here and in env.runner of the same file must have the same value.
-func (d decoder) runnerEnv(n *yaml.Node, field string, h *Harness) error {
-	m, err := yamlx.StringMap(d.file, field, n)
-	if err != nil {
-		return err
-	}
-	mp, _ := yamlx.Pairs(d.file, field, n)
-	if h.Env.Runner == nil {
-		h.Env.Runner = map[string]string{}
-	}
-	for _, e := range mp {
-		k := e[0].Value
-		if !config.ValidEnvName(k) {
-			return d.errf(e[0], field+"."+k, yamlx.ErrValue, "%q is not an environment variable name", k)
-		}
-		if old, ok := h.Env.Runner[k]; ok && old != m[k] {
-			return d.errf(e[0], field+"."+k, yamlx.ErrValue, "also set in env.runner with another value (runner_env is the older name of env.runner)")
-		}
-		h.Env.Runner[k] = m[k]
-		h.origin("env.runner."+k, e[0])
-	}
-	h.mark("env.runner", n)
-	return nil
-}
-
-// hostScanners decodes upstream's map form of security.host_scanners.
-// Host-side scans always run here, so a scanner turned off is recorded as
-// HostScanners false (the run notes it is ignored); context_injection is
-// security.context_injection. llm_guard settings are checked and ignored.
-func (d decoder) hostScanners(n *yaml.Node, field string, h *Harness) error {
-	pairs, err := yamlx.Pairs(d.file, field, n)
-	if err != nil {
-		return err
-	}
-	on := true
-	for _, kv := range pairs {
-		k, v := kv[0], kv[1]
-		ef := field + "." + k.Value
-		switch k.Value {
-		case "unicode_normalizer", "ssrf_validator", "secret_redactor", "context_injection":
-			b, err := yamlx.Bool(d.file, ef, v)
-			if err != nil {
-				return err
-			}
-			if k.Value == "context_injection" {
-				h.Security.ContextInjection = &b
-				h.mark("security.context_injection", v)
-				continue
-			}
-			on = on && b
-		case "llm_guard":
-			lp, err := yamlx.Pairs(d.file, ef, v)
-			if err != nil {
-				return err
-			}
-			for _, l := range lp {
-				lf := ef + "." + l[0].Value
-				switch l[0].Value {
-				case "enabled":
-					_, err = yamlx.Bool(d.file, lf, l[1])
-				case "threshold":
-					var x float64
-					if x, err = yamlx.Float(d.file, lf, l[1]); err == nil && (x < 0 || x > 1) {
-						return d.errf(l[1], lf, yamlx.ErrValue, "must be between 0 and 1")
-					}
-				case "match_type":
-					var m string
-					if m, err = yamlx.String(d.file, lf, l[1]); err == nil && m != "sentence" && m != "full" {
-						return d.errf(l[1], lf, yamlx.ErrValue, "%q must be sentence or full", m)
-					}
-				default:
-					return d.errf(l[0], lf, yamlx.ErrUnknownField, "")
-				}
-				if err != nil {
-					return err
-				}
-			}
-		default:
-			return d.errf(k, ef, yamlx.ErrUnknownField, "(known: unicode_normalizer, context_injection, ssrf_validator, secret_redactor, llm_guard)")
-		}
-	}
-	h.Security.HostScanners = &on
-	return nil
-}
-
-func (d decoder) forge(n *yaml.Node, path string, h *Harness) error {
-	pairs, err := yamlx.Pairs(d.file, path, n)
+// forge decodes the forge.<name> overlays, each into its own Harness.
+func forge(f *yamlx.Fields, key string, h *Harness) error {
+	path := f.Field(key)
+	overlays, err := yamlx.Pairs(f.File, path, f.Value(key))
 	if err != nil {
 		return err
 	}
 	h.Forge = map[string]*Harness{}
-	for _, kv := range pairs {
+	for _, kv := range overlays {
 		name := kv[0].Value
 		field := path + "." + name
 		if !validForgeName(name) {
-			return d.errf(kv[0], field, yamlx.ErrValue, "%q is not a forge name (lower-case letters, digits, - and _)", name)
+			return yamlx.Errorf(f.File, kv[0], field, yamlx.ErrValue, "%q is not a forge name (lower-case letters, digits, - and _)", name)
 		}
-		o := &Harness{File: d.file}
-		if err := d.fields(kv[1], field, o, true); err != nil {
+		o := &Harness{File: f.File}
+		if err := yamlx.Decode(f.File, field, kv[1], &overlayYAML{}, o); err != nil {
 			return err
 		}
 		o.origins = rekey(o.origins, field+".")

@@ -171,6 +171,10 @@ var malformed = []struct {
 	{"forge name", "forge:\n  GitHub: {}\n", "h.yaml:2: forge.GitHub", yamlx.ErrValue},
 	{"duplicate key", "agent: a\nagent: b\n", "h.yaml:2: agent: duplicate key", yamlx.ErrDuplicate},
 	{"syntax", "agent: [\n", "h.yaml:", yamlx.ErrSyntax},
+	{"overlay refusal reason", "forge:\n  gitlab:\n    allowed_remote_resources: []\n", "h.yaml:3: forge.gitlab.allowed_remote_resources: unknown field: not allowed inside a forge overlay", yamlx.ErrUnknownField},
+	{"host file no src", "host_files:\n  - dest: /tmp/x\n", "h.yaml:2: host_files[0].src: invalid value: required", yamlx.ErrValue},
+	{"env unknown checks names first", "env:\n  host: {A-B: x}\n", "h.yaml:2: env.host.A-B: invalid value", yamlx.ErrValue},
+	{"env unknown checks values first", "env:\n  host: [x]\n", "h.yaml:2: env.host: wrong type", yamlx.ErrType},
 	{"openshell unknown", "openshell: {profile: [x]}\n", "h.yaml:1: openshell.profile", yamlx.ErrUnknownField},
 }
 

@@ -214,101 +214,12 @@ func compose(ctx context.Context, first link, root string, layers []string, opts
 	first.h.Root, first.h.Layers = root, layers
 	chain := []link{first}
 	for cur := chain[0]; cur.h.Base != ""; cur = chain[len(chain)-1] {
-		field := "base"
-		pos := cur.h.Pos("base", "")
-		fail := func(err error) error {
-			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: err}
-		}
 		if len(chain) > MaxBaseChain {
-			return nil, fail(fmt.Errorf("%w: more than %d bases above %s", ErrChainTooLong, MaxBaseChain, first.h.File))
+			return nil, baseErr(cur, fmt.Errorf("%w: more than %d bases above %s", ErrChainTooLong, MaxBaseChain, first.h.File))
 		}
-		// cycle is checked before anything is fetched or read.
-		cycle := func(key, file string) error {
-			for i, l := range chain {
-				if l.key == key {
-					names := make([]string, 0, len(chain)-i+1)
-					for _, c := range chain[i:] {
-						names = append(names, c.h.File)
-					}
-					names = append(names, file)
-					return fail(fmt.Errorf("%w: %s", ErrCycle, strings.Join(names, " -> ")))
-				}
-			}
-			return nil
-		}
-		var next link
-		var r ref.Ref
-		var err error
-		if cur.url != "" {
-			r, err = ref.ResolveRef(cur.url, cur.h.Base)
-		} else {
-			r, err = ref.Parse(cur.h.Base)
-		}
+		next, err := nextBase(ctx, cur, chain, root, layers, cfg, opts)
 		if err != nil {
-			return nil, fail(err)
-		}
-		if r.Kind == ref.URL {
-			if err := r.RequireDigest(); err != nil {
-				return nil, fail(err)
-			}
-			allow := unionAllowlist(chain)
-			if err := ref.CheckSubset(allow, cfg.AllowedRemoteResources); err != nil {
-				return nil, fail(fmt.Errorf("%w: %w", ErrOrgAllowlist, err))
-			}
-			if _, err := ref.CheckAllowed(r, allow); err != nil {
-				return nil, fail(err)
-			}
-			if err := cycle(r.URL, r.URL); err != nil {
-				return nil, err
-			}
-			if opts.FetchBase == nil {
-				return nil, fail(fmt.Errorf("%s: %w", r.URL, ErrRemoteBase))
-			}
-			b, err := opts.FetchBase(ctx, r)
-			if err != nil {
-				return nil, fail(err)
-			}
-			if got := ref.SHA256(b); got != r.Digest {
-				return nil, fail(fmt.Errorf("%s: %w (got %s, want %s)", r.URL, ErrDigestMismatch, got, r.Digest))
-			}
-			bh, err := Parse(r.URL, b)
-			if err != nil {
-				return nil, err
-			}
-			if err := absolutize(bh, r.URL); err != nil {
-				return nil, err
-			}
-			next = link{h: bh, key: r.URL, url: r.URL}
-		} else {
-			if root == "" {
-				// Unreachable: a remote harness's base is absolutised.
-				return nil, fail(fmt.Errorf("%q: %w", cur.h.Base, ErrNoLocalDir))
-			}
-			// Opened through the fullsend dir (os.Root): what is parsed
-			// is what the containment check saw.
-			l, err := openLocal(r, root, layers)
-			if err != nil {
-				return nil, fail(err)
-			}
-			p := l.Path
-			k := p
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				k = real // identity for cycle detection only
-			}
-			if err := cycle(k, displayPath(p, root)); err != nil {
-				l.Close()
-				return nil, err
-			}
-			b, err := l.readHarness()
-			l.Close()
-			if err != nil {
-				return nil, fail(err)
-			}
-			bh, err := Parse(displayPath(p, root), b)
-			if err != nil {
-				return nil, err
-			}
-			next = link{h: bh, key: k}
+			return nil, err
 		}
 		next.h.Root, next.h.Layers = root, layers
 		chain = append(chain, next)
@@ -330,6 +241,109 @@ func compose(ctx context.Context, first link, root string, layers []string, opts
 		}
 	}
 	return merged, nil
+}
+
+// baseErr places err at the base: field of cur.
+func baseErr(cur link, err error) error {
+	pos := cur.h.Pos("base", "")
+	return &yamlx.Error{File: pos.File, Line: pos.Line, Field: "base", Err: err}
+}
+
+// cycleErr reports a cycle when key is already in chain (checked before
+// anything is fetched or read); file names the base that closes it.
+func cycleErr(chain []link, key, file string) error {
+	for i, l := range chain {
+		if l.key == key {
+			names := make([]string, 0, len(chain)-i+1)
+			for _, c := range chain[i:] {
+				names = append(names, c.h.File)
+			}
+			names = append(names, file)
+			return fmt.Errorf("%w: %s", ErrCycle, strings.Join(names, " -> "))
+		}
+	}
+	return nil
+}
+
+// nextBase reads the base of cur, the last link of chain.
+func nextBase(ctx context.Context, cur link, chain []link, root string, layers []string, cfg *config.Config, opts LoadOptions) (link, error) {
+	var r ref.Ref
+	var err error
+	if cur.url != "" {
+		r, err = ref.ResolveRef(cur.url, cur.h.Base)
+	} else {
+		r, err = ref.Parse(cur.h.Base)
+	}
+	if err != nil {
+		return link{}, baseErr(cur, err)
+	}
+	if r.Kind == ref.URL {
+		return remoteBase(ctx, cur, chain, r, cfg, opts)
+	}
+	if root == "" {
+		// Unreachable: a remote harness's base is absolutised.
+		return link{}, baseErr(cur, fmt.Errorf("%q: %w", cur.h.Base, ErrNoLocalDir))
+	}
+	// Opened through the fullsend dir (os.Root): what is parsed is what
+	// the containment check saw.
+	l, err := openLocal(r, root, layers)
+	if err != nil {
+		return link{}, baseErr(cur, err)
+	}
+	p := l.Path
+	k := p
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		k = real // identity for cycle detection only
+	}
+	if err := cycleErr(chain, k, displayPath(p, root)); err != nil {
+		l.Close()
+		return link{}, baseErr(cur, err)
+	}
+	b, err := l.readHarness()
+	l.Close()
+	if err != nil {
+		return link{}, baseErr(cur, err)
+	}
+	bh, err := Parse(displayPath(p, root), b)
+	if err != nil {
+		return link{}, err
+	}
+	return link{h: bh, key: k}, nil
+}
+
+// remoteBase fetches, checks and parses the pinned remote base r of cur.
+func remoteBase(ctx context.Context, cur link, chain []link, r ref.Ref, cfg *config.Config, opts LoadOptions) (link, error) {
+	if err := r.RequireDigest(); err != nil {
+		return link{}, baseErr(cur, err)
+	}
+	allow := unionAllowlist(chain)
+	if err := ref.CheckSubset(allow, cfg.AllowedRemoteResources); err != nil {
+		return link{}, baseErr(cur, fmt.Errorf("%w: %w", ErrOrgAllowlist, err))
+	}
+	if _, err := ref.CheckAllowed(r, allow); err != nil {
+		return link{}, baseErr(cur, err)
+	}
+	if err := cycleErr(chain, r.URL, r.URL); err != nil {
+		return link{}, baseErr(cur, err)
+	}
+	if opts.FetchBase == nil {
+		return link{}, baseErr(cur, fmt.Errorf("%s: %w", r.URL, ErrRemoteBase))
+	}
+	b, err := opts.FetchBase(ctx, r)
+	if err != nil {
+		return link{}, baseErr(cur, err)
+	}
+	if got := ref.SHA256(b); got != r.Digest {
+		return link{}, baseErr(cur, fmt.Errorf("%s: %w (got %s, want %s)", r.URL, ErrDigestMismatch, got, r.Digest))
+	}
+	bh, err := Parse(r.URL, b)
+	if err != nil {
+		return link{}, err
+	}
+	if err := absolutize(bh, r.URL); err != nil {
+		return link{}, err
+	}
+	return link{h: bh, key: r.URL, url: r.URL}, nil
 }
 
 func unionAllowlist(chain []link) []string {

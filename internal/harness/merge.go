@@ -97,41 +97,55 @@ func Merge(base, child *Harness) *Harness {
 	m.Env.Sandbox = mergeMap(base.Env.Sandbox, child.Env.Sandbox)
 	m.Resources = config.Min(base.Resources, child.Resources)
 
-	if base.ValidationLoop != nil || child.ValidationLoop != nil {
-		vl := &ValidationLoop{}
-		if base.ValidationLoop != nil {
-			*vl = *base.ValidationLoop
-		}
-		if c := child.ValidationLoop; c != nil {
-			if child.set["validation_loop.script"] {
-				vl.Script = c.Script
-			}
-			if child.set["validation_loop.schema"] {
-				vl.Schema = c.Schema
-			}
-			if child.set["validation_loop.max_iterations"] {
-				vl.MaxIterations = c.MaxIterations
-			}
-			if child.set["validation_loop.preflight_check"] {
-				vl.PreflightCheck = c.PreflightCheck
-			}
-		}
-		m.ValidationLoop = vl
-	}
+	m.ValidationLoop = mergeValidationLoop(base.ValidationLoop, child.ValidationLoop, child.set)
 
 	m.Security, m.Notices = mergeSecurity(base.Security, child.Security, child.File, m.Notices)
 
-	if len(base.Forge) > 0 || len(child.Forge) > 0 {
-		m.Forge = map[string]*Harness{}
-		for name, o := range base.Forge {
-			m.Forge[name] = o
+	m.Forge = mergeForges(base.Forge, child.Forge)
+	return m
+}
+
+// mergeValidationLoop merges validation_loop per key, the child's keys
+// (those set in its file) winning.
+func mergeValidationLoop(base, child *ValidationLoop, set map[string]bool) *ValidationLoop {
+	if base == nil && child == nil {
+		return nil
+	}
+	vl := &ValidationLoop{}
+	if base != nil {
+		*vl = *base
+	}
+	if c := child; c != nil {
+		if set["validation_loop.script"] {
+			vl.Script = c.Script
 		}
-		for name, o := range child.Forge {
-			if b, ok := m.Forge[name]; ok {
-				m.Forge[name] = Merge(b, o)
-			} else {
-				m.Forge[name] = o
-			}
+		if set["validation_loop.schema"] {
+			vl.Schema = c.Schema
+		}
+		if set["validation_loop.max_iterations"] {
+			vl.MaxIterations = c.MaxIterations
+		}
+		if set["validation_loop.preflight_check"] {
+			vl.PreflightCheck = c.PreflightCheck
+		}
+	}
+	return vl
+}
+
+// mergeForges merges the overlays per forge name with Merge's rules.
+func mergeForges(base, child map[string]*Harness) map[string]*Harness {
+	if len(base) == 0 && len(child) == 0 {
+		return nil
+	}
+	m := map[string]*Harness{}
+	for name, o := range base {
+		m[name] = o
+	}
+	for name, o := range child {
+		if b, ok := m[name]; ok {
+			m[name] = Merge(b, o)
+		} else {
+			m[name] = o
 		}
 	}
 	return m

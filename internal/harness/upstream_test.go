@@ -34,6 +34,12 @@ func TestUpstreamFields(t *testing.T) {
 					t.Errorf("env.runner = %v", h.Env.Runner)
 				}
 			}},
+		{name: "runner_env then empty env.runner", body: "runner_env: {A: \"1\"}\nenv:\n  runner: ~\n",
+			check: func(t *testing.T, h *Harness) {
+				if len(h.Env.Runner) != 1 || h.Env.Runner["A"] != "1" {
+					t.Errorf("env.runner = %v", h.Env.Runner)
+				}
+			}},
 		{name: "runner_env name checked", body: "runner_env:\n  LD_PRELOAD: /tmp/x.so\n", err: "h.yaml:3: env.runner.LD_PRELOAD: LD_PRELOAD (matches LD_*) changes how programs load code"},
 		{name: "runner_env invalid name", body: "runner_env:\n  \"A-B\": x\n", err: `h.yaml:3: runner_env.A-B: invalid value: "A-B" is not an environment variable name`},
 		{name: "runner_env conflicts with env.runner", body: "env:\n  runner: {A: \"1\"}\nrunner_env: {A: \"2\"}\n", err: "h.yaml:4: runner_env.A: invalid value: also set in env.runner"},
@@ -85,6 +91,9 @@ func TestUpstreamFields(t *testing.T) {
 					}
 				}
 			}},
+		{name: "env.runner conflicts with runner_env", body: "runner_env: {A: \"1\"}\nenv:\n  runner: {A: \"2\"}\n", err: "h.yaml:4: env.runner.A: invalid value: also set in runner_env with another value"},
+		{name: "preflight_check NUL", body: "validation_loop:\n  schema: schemas/s.json\n  preflight_check: \"jq\\0\"\n", err: "h.yaml:4: validation_loop.preflight_check: invalid value: contains NUL"},
+		{name: "host_scanners llm_guard match_type", body: "security:\n  host_scanners:\n    llm_guard: {match_type: word}\n", err: `h.yaml:4: security.host_scanners.llm_guard.match_type: invalid value: "word" must be sentence or full`},
 		{name: "bad provider name", body: "providers:\n  - \"gcp vertex\"\n", err: `h.yaml:3: providers[0]: invalid value: "gcp vertex" is neither a provider file nor a provider name`},
 	}
 	files := map[string]string{"providers/openai.yaml": "name: openai\ntype: openai\n", "schemas/s.json": "{}"}

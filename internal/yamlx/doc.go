@@ -5,6 +5,13 @@
 // Rules: files are capped at MaxFileSize; a document must be a mapping;
 // duplicate keys, aliases and merge keys ("<<") are rejected (they make it
 // hard to see what a security-relevant file says); scalars are read with
-// their literal text. Unknown keys are reported by the caller, which knows
-// the schema.
+// their literal text.
+//
+// Decode (decode.go) reads a mapping into a struct whose fields carry
+// `yaml:"key"` tags: the struct is the schema. A key without a field is an
+// ErrUnknownField error at its line unless the struct handles it
+// (UnknownKeyer: a notice, or a more specific error); checks beyond a
+// value's type are the struct's KeyChecker hook, called key by key in the
+// order of the file with the positions of the mapping (Fields), so that the
+// first error reported is the first one in the file.
 package yamlx
