@@ -152,7 +152,7 @@
 // # Large content
 //
 // Pipeline.ScanReaderAt (used by `fullsend scan`) reads content longer than
-// two chunks (4 MiB each) chunk by chunk, so memory does not grow with the
+// two chunks (1 MiB each) chunk by chunk, so memory does not grow with the
 // file, with exactly the findings Scan gives on the whole content. Chunks
 // end only at a quiet line start, where no scanner's reading crosses: the
 // line before is blank and the line itself is neither blank nor a list item,

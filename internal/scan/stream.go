@@ -56,12 +56,14 @@ import (
 // some chunk's and is rescanned whole.
 
 // streamChunk is the size of a chunk; content up to twice as long is read
-// whole.
-const streamChunk = 4 << 20
+// whole. At 1 MiB a chunk's work budgets are proportional to its size
+// (TestStreamChunkBudgets), and the reader's buffer (two chunks and the
+// look ahead, allocated once) is small beside the rule set.
+const streamChunk = 1 << 20
 
 // streamLook is the first read ahead of a chunk's nominal end in which a
 // quiet line start is sought; it doubles while none is found.
-const streamLook = 64 << 10
+const streamLook = 16 << 10
 
 // ScanReaderAt scans the size bytes of r as one content, with the result
 // Scan would give for them. Content longer than two chunks is read chunk by
@@ -90,7 +92,9 @@ func (p *Pipeline) scanStream(ctx context.Context, r io.ReaderAt, size int64, m 
 	if size <= 2*int64(chunk) || !p.canStream() {
 		return p.scanWhole(ctx, r, size, m)
 	}
-	cr := &chunkReader{r: r, size: size}
+	// room for the largest chunk (the last, under two chunks) and the
+	// first look ahead
+	cr := &chunkReader{r: r, size: size, buf: make([]byte, 0, 2*chunk+streamLook)}
 	scanners := p.scanners(m)
 	reach := secretsKWReach(p.secrets.(secretsScanner).e)
 	sum := sha256.New()
@@ -158,6 +162,33 @@ type chunkReader struct {
 	size int64
 	pos  int64  // content offset of buf[0]
 	buf  []byte // content[pos : pos+len(buf)]
+	// the arrays of the last index, reused for the next: streaming
+	// allocates next to nothing per chunk, so the heap does not grow
+	// with the content before the collector runs.
+	sec, inj []kwHit
+	specials []int32
+}
+
+// index is Pipeline.index of buf (the secrets keywords and injection
+// anchors in one pass, as secretsEngine.kwIndex finds them, and the
+// special bytes), in the reader's arrays.
+func (c *chunkReader) index(p *Pipeline) *scanIndex {
+	e := p.secrets.(secretsScanner).e
+	n := len(e.kw.kws)
+	sec, inj := c.sec[:0], c.inj[:0]
+	e.all.find(c.buf, func(off, k int) {
+		if k < n {
+			sec = append(sec, kwHit{int32(off), int32(k)})
+		} else {
+			inj = append(inj, kwHit{int32(off), int32(k - n)})
+		}
+	})
+	sp := indexSpecials(c.buf, c.specials)
+	c.sec, c.inj = sec, inj
+	if sp.offs != nil {
+		c.specials = sp.offs
+	}
+	return &scanIndex{sec: sec, inj: inj, sp: sp}
 }
 
 // fill makes buf hold n bytes, or the rest of the content.
@@ -196,14 +227,14 @@ func (c *chunkReader) next(p *Pipeline, chunk int, reach []int) ([]byte, *scanIn
 		if err := c.fill(int(rest)); err != nil {
 			return nil, nil, err
 		}
-		return c.buf, p.index(c.buf), nil
+		return c.buf, c.index(p), nil
 	}
 	last := int(rest) - chunk // the latest cut that leaves a whole chunk
 	for look := streamLook; ; look *= 2 {
 		if err := c.fill(chunk + look); err != nil {
 			return nil, nil, err
 		}
-		ix := p.index(c.buf)
+		ix := c.index(p)
 		eof := c.pos+int64(len(c.buf)) == c.size
 		if cut := quietCut(c.buf, ix, reach, chunk, last, eof); cut > 0 {
 			return c.buf[:cut], ix.prefix(cut), nil

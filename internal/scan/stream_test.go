@@ -273,3 +273,12 @@ func FuzzStream(f *testing.F) {
 		streamDiff(t, p, data, Meta{Path: "fuzz.md", Origin: Remote}, chunk)
 	})
 }
+
+// TestStreamChunkBudgets: a chunk is long enough that its work budgets are
+// proportional to its size (no floor), so a content over its whole budget
+// has a chunk over its own, and is then scanned whole.
+func TestStreamChunkBudgets(t *testing.T) {
+	if streamChunk*secretsBudgetFactor < minSecretsBudget || streamChunk*injectionBudgetFactor < minInjectionBudget {
+		t.Fatalf("chunks of %d bytes get the floor budget", streamChunk)
+	}
+}
