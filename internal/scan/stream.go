@@ -230,18 +230,28 @@ func (c *chunkReader) next(p *Pipeline, chunk int, reach []int) ([]byte, *scanIn
 		return c.buf, c.index(p), nil
 	}
 	last := int(rest) - chunk // the latest cut that leaves a whole chunk
+	from := chunk
 	for look := streamLook; ; look *= 2 {
 		if err := c.fill(chunk + look); err != nil {
 			return nil, nil, err
 		}
 		ix := c.index(p)
 		eof := c.pos+int64(len(c.buf)) == c.size
-		if cut := quietCut(c.buf, ix, reach, chunk, last, eof); cut > 0 {
+		cut, resume := quietCut(c.buf, ix, reach, from, last, eof)
+		switch {
+		case cut > 0:
 			return c.buf[:cut], ix.prefix(cut), nil
-		}
-		if eof {
+		case eof:
 			return c.buf, ix, nil
+		case resume < 0: // no quiet line up to the last cut: one chunk
+			if err := c.fill(int(rest)); err != nil {
+				return nil, nil, err
+			}
+			return c.buf, c.index(p), nil
 		}
+		// The lines from resume on need more of the content to be judged;
+		// those before are not quiet whatever follows.
+		from = resume
 	}
 }
 
@@ -336,9 +346,11 @@ func (c *capMerge) result() []Finding {
 }
 
 // quietCut returns the first quiet line start (see above) in [from, to] of
-// b, a content read from a quiet line start (or its start) on, or -1. eof
-// says b ends where the content does.
-func quietCut(b []byte, ix *scanIndex, reach []int, from, to int, eof bool) int {
+// b, a content read from a quiet line start (or its start) on. Without one
+// it returns -1 and where to resume once b holds more of the content (-1:
+// nowhere, every line start up to to is not quiet). eof says b ends where
+// the content does.
+func quietCut(b []byte, ix *scanIndex, reach []int, from, to int, eof bool) (cut, resume int) {
 	q := quietState{b: b, ix: ix, sp: ix.sp.cursor(), eof: eof}
 	q.fences = fencedRanges(b)
 	q.comments = commentRanges(b)
@@ -349,24 +361,34 @@ func quietCut(b []byte, ix *scanIndex, reach []int, from, to int, eof bool) int 
 			q.commentEnd[i] = max(q.commentEnd[i], q.commentEnd[i-1])
 		}
 	}
-	for _, h := range ix.sec {
-		if r := reach[h.kw]; r > 0 {
-			q.wide = append(q.wide, [2]int{int(h.off), int(h.off) + r})
-		}
+	q.reach = reach
+	if to > len(b)-1 {
+		to, resume = len(b)-1, len(b)
+	} else {
+		resume = -1
 	}
-	to = min(to, len(b)-1)
 	for B := from; B <= to; B++ {
 		i := bytes.IndexByte(b[B-1:to], '\n')
 		if i < 0 {
 			break
 		}
 		B += i // b[B-1] == '\n'
-		if q.quiet(B) {
-			return B
+		switch q.quiet(B) {
+		case isQuiet:
+			return B, 0
+		case needMore:
+			return -1, B
 		}
 	}
-	return -1
+	return -1, resume
 }
+
+// The verdicts on a line start.
+const (
+	notQuiet = iota
+	isQuiet
+	needMore // the bytes after it are not all read yet
+)
 
 type quietState struct {
 	b          []byte
@@ -375,56 +397,67 @@ type quietState struct {
 	eof        bool
 	fences     [][2]int
 	comments   [][2]int
-	commentEnd []int    // max end (with "-->") of comments[:i+1]
-	wide       [][2]int // from a multi-line secrets keyword to the furthest its window reaches
+	commentEnd []int // max end (with "-->") of comments[:i+1]
+	// the multi-line secrets rules: reach per keyword; the furthest any
+	// keyword before the line starts judged so far (in order) reaches,
+	// and the next keyword to account for.
+	reach   []int
+	wideEnd int
+	nextHit int
 }
 
-// quiet reports whether the line start B of q.b is quiet.
-func (q *quietState) quiet(B int) bool {
+// quiet judges the line start B of q.b; calls come in increasing B.
+func (q *quietState) quiet(B int) int {
 	b := q.b
+	for ; q.nextHit < len(q.ix.sec) && int(q.ix.sec[q.nextHit].off) < B; q.nextHit++ {
+		h := q.ix.sec[q.nextHit]
+		if r := q.reach[h.kw]; r > 0 {
+			q.wideEnd = max(q.wideEnd, int(h.off)+r)
+		}
+	}
 	ps := bytes.LastIndexByte(b[:B-1], '\n') + 1 // the line before B
 	if len(bytes.TrimSpace(b[ps:B-1])) != 0 {
-		return false
+		return notQuiet
 	}
-	le := bytes.IndexByte(b[B:], '\n')
-	if le < 0 {
-		return false
+	le, le2 := lineEnd(b, B, q.eof), -1
+	if le >= 0 && le < len(b) {
+		le2 = lineEnd(b, le+1, q.eof)
 	}
-	le += B
+	if le2 < 0 || B+injSpan > len(b) && !q.eof {
+		return needMore
+	}
 	if len(bytes.TrimSpace(b[B:le])) == 0 || listItem(b, B) >= 0 {
-		return false
-	}
-	le2 := bytes.IndexByte(b[le+1:], '\n')
-	switch {
-	case le2 >= 0:
-		le2 += le + 1
-	case q.eof:
-		le2 = len(b)
-	default:
-		return false
-	}
-	if B+injSpan > len(b) && !q.eof {
-		return false
+		return notQuiet
 	}
 	pps := 0 // the line two before B
 	if ps > 0 {
 		pps = bytes.LastIndexByte(b[:ps-1], '\n') + 1
 	}
 	if n := q.sp.next(pps); n >= 0 && n <= le2 {
-		return false
+		return notQuiet
 	}
 	if i := sort.Search(len(q.fences), func(i int) bool { return q.fences[i][1] >= B }); i < len(q.fences) && q.fences[i][0] < B {
-		return false
+		return notQuiet
 	}
 	if i := sort.Search(len(q.comments), func(i int) bool { return q.comments[i][0] > B }); i > 0 && q.commentEnd[i-1] >= B {
-		return false
+		return notQuiet
 	}
-	for _, w := range q.wide {
-		if w[0] < B && w[1] >= B {
-			return false
-		}
+	if q.wideEnd >= B || !q.sameInjection(B) {
+		return notQuiet
 	}
-	return q.sameInjection(B)
+	return isQuiet
+}
+
+// lineEnd returns the offset of the newline ending the line at ls, len(b)
+// for the last line of the content, or -1 when b does not hold it all.
+func lineEnd(b []byte, ls int, eof bool) int {
+	if i := bytes.IndexByte(b[ls:], '\n'); i >= 0 {
+		return ls + i
+	}
+	if eof {
+		return len(b)
+	}
+	return -1
 }
 
 // sameInjection reports whether the injection patterns anchored within

@@ -225,7 +225,8 @@ func TestStreamCaps(t *testing.T) {
 }
 
 // TestStreamGrowsWithoutQuietLine: an unterminated comment leaves no quiet
-// place to cut, so the content is one chunk.
+// place to cut, so the content is one chunk; a long fenced block makes the
+// chunk before it grow past it.
 func TestStreamGrowsWithoutQuietLine(t *testing.T) {
 	p := newTestPipeline(t, DefaultOptions())
 	r := rand.New(rand.NewPCG(8, 9))
@@ -234,6 +235,16 @@ func TestStreamGrowsWithoutQuietLine(t *testing.T) {
 		if n := streamDiff(t, p, content, Meta{Path: "open.md"}, c); n != 1 {
 			t.Errorf("chunk %d: %d chunks", c, n)
 		}
+	}
+	// A fenced block longer than the reader's look ahead: the search for
+	// a quiet line resumes after it.
+	var code strings.Builder
+	for code.Len() < 3*streamLook {
+		code.WriteString("\nSome code line in the block.\n")
+	}
+	content = []byte(filler(r, 10) + "```\n" + code.String() + "```\n\n" + filler(r, 200))
+	if n := streamDiff(t, p, content, Meta{Path: "fence.md"}, 1000); n < 3 {
+		t.Errorf("long fence: %d chunks", n)
 	}
 }
 
