@@ -293,3 +293,26 @@ func TestStreamChunkBudgets(t *testing.T) {
 		t.Fatalf("chunks of %d bytes get the floor budget", streamChunk)
 	}
 }
+
+// TestStreamIndexListsSpecials: the chunk reader's first index lists the
+// special bytes (a nil list would mean "search the content every time").
+func TestStreamIndexListsSpecials(t *testing.T) {
+	p := newTestPipeline(t, DefaultOptions())
+	c := &chunkReader{buf: []byte("plain text without a special byte\n")}
+	if ix := c.index(p); ix.sp.offs == nil {
+		t.Fatal("no special byte: the index searches instead of listing none")
+	}
+	c.buf = []byte("plain text\nwith one \u200b joiner\n")
+	ix := c.index(p)
+	if len(ix.sp.offs) != 3 {
+		t.Fatalf("special offsets %v", ix.sp.offs)
+	}
+	want := newSpecialIndex(c.buf)
+	if !reflect.DeepEqual(ix.sp.offs, want.offs) {
+		t.Fatalf("offsets %v, want %v", ix.sp.offs, want.offs)
+	}
+	sec, inj := p.secrets.(secretsScanner).e.kwIndex(c.buf)
+	if !reflect.DeepEqual(ix.sec, sec) || !reflect.DeepEqual(ix.inj, inj) {
+		t.Fatalf("keyword hits differ from kwIndex: %v %v / %v %v", ix.sec, ix.inj, sec, inj)
+	}
+}

@@ -592,6 +592,9 @@ func newSpecialIndex(b []byte) *specialIndex { return indexSpecials(b, []int32{}
 // indexSpecials is newSpecialIndex appending the offsets to offs[:0] (a
 // reader of consecutive chunks reuses one array).
 func indexSpecials(b []byte, offs []int32) *specialIndex {
+	if offs == nil {
+		offs = []int32{} // nil means "search"
+	}
 	x := &specialIndex{b: b, offs: offs[:0]}
 	for off := 0; off < len(b); {
 		k := firstSpecial(b[off:])
