@@ -50,10 +50,18 @@ import (
 // result is that of Scan. Streaming is used only by the package's own
 // scanners without the ML layer (which judges a content as a whole) and
 // without secrets rules that run on every byte (none today); otherwise the
-// content is read whole. Known difference: none in findings; a chunk's
-// work budget is max(floor, factor × chunk size), as a whole content's is
-// for its size, so content exceeding its whole-content budget also exceeds
-// some chunk's and is rescanned whole.
+// content is read whole.
+//
+// Work budgets: a chunk gets the budget of a content of its size, which
+// for chunks of streamChunk bytes or more is proportional to the size
+// (TestStreamChunkBudgets), and the scanners do the same work on the chunks
+// as on the whole content, so content over its whole-content budget is over
+// some chunk's, and is then rescanned whole. One known difference: the
+// injection patterns anchored within injSpan bytes before a cut are charged
+// the bytes up to the cut only, so content within that margin (a few KiB
+// per chunk) of its injection budget may be scanned in chunks where one
+// scan reports the budget exceeded; it is then fully scanned, never
+// skipped.
 
 // streamChunk is the size of a chunk; content up to twice as long is read
 // whole. At 1 MiB a chunk's work budgets are proportional to its size
