@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -286,7 +287,7 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 			return err
 		}
 		for _, path := range paths {
-			content, skip, err := readScanFile(path)
+			r, skip, err := scanFile(ctx, p, path, scan.Meta{Path: path, Origin: origin, Kind: "other"})
 			if err != nil {
 				return err
 			}
@@ -295,10 +296,6 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 				continue
 			}
 			files++
-			r, err := p.Scan(ctx, content, scan.Meta{Path: path, Origin: origin, Kind: "other"})
-			if err != nil {
-				return fmt.Errorf("scan %s: %w", path, err)
-			}
 			total.Findings = append(total.Findings, r.Findings...)
 			total.Blocked = total.Blocked || r.Blocked
 			for _, n := range r.Notices {
@@ -364,9 +361,10 @@ func expandScanPath(arg string) ([]string, error) {
 	return out, nil
 }
 
-// readScanFile reads a file to scan. skip is a notice when the file is not
-// scanned (binary, or not a regular file).
-func readScanFile(path string) (content []byte, skip string, err error) {
+// scanFile scans one file. skip is a notice when the file is not scanned
+// (binary, or not a regular file). The file is not read into memory whole:
+// the pipeline reads large files chunk by chunk.
+func scanFile(ctx context.Context, p *scan.Pipeline, path string, m scan.Meta) (r *scan.Result, skip string, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("scan %s: %w", path, err)
@@ -379,18 +377,24 @@ func readScanFile(path string) (content []byte, skip string, err error) {
 		return nil, "", fmt.Errorf("scan %s: %w", path, err)
 	}
 	defer f.Close()
-	content, err = io.ReadAll(io.LimitReader(f, maxScanFile+1))
-	if err != nil {
+	if fi, err = f.Stat(); err != nil {
 		return nil, "", fmt.Errorf("scan %s: %w", path, err)
 	}
-	if len(content) > maxScanFile {
+	size := fi.Size()
+	if size > maxScanFile {
 		return nil, "", fmt.Errorf("scan %s: larger than %d bytes", path, maxScanFile)
 	}
-	head := content[:min(len(content), 8000)]
+	head := make([]byte, min(size, 8000))
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), head); err != nil {
+		return nil, "", fmt.Errorf("scan %s: %w", path, err)
+	}
 	if bytes.IndexByte(head, 0) >= 0 && !textExt[strings.ToLower(filepath.Ext(path))] {
 		return nil, fmt.Sprintf("%s: binary file skipped", path), nil
 	}
-	return content, "", nil
+	if r, err = p.ScanReaderAt(ctx, f, size, m); err != nil {
+		return nil, "", fmt.Errorf("scan %s: %w", path, err)
+	}
+	return r, "", nil
 }
 
 // printFindings writes the human report: findings grouped by file with

@@ -168,6 +168,24 @@
 // scan with an error, which the pipeline turns into a critical finding in
 // closed mode. All other passes are linear in the content size.
 //
+// # Large content
+//
+// Pipeline.ScanReaderAt (used by `fullsend scan`) reads content longer than
+// two chunks (1 MiB each) chunk by chunk, so memory does not grow with the
+// file, with exactly the findings Scan gives on the whole content. Chunks
+// end only at a quiet line start, where no scanner's reading crosses: the
+// line before is blank and the line itself is neither blank nor a list item,
+// no non-ASCII or control byte is near, no fenced block or HTML comment is
+// open, no multi-line secrets rule's window reaches it, and the injection
+// patterns anchored just before it match the same text whether the content
+// ends there or not. Where no such line comes, the chunk grows (at worst to
+// the whole content). The per-rule cap and its summaries are merged across
+// chunks; a chunk whose scanner fails, or a secrets rule over its cap, makes
+// the content scanned whole again. With the ML layer, content is read whole
+// (the classifier judges it as one). stream.go has the reasoning per
+// scanner; TestStreamStraddlingConstructs holds each rule to a construct it
+// keeps whole, and FuzzStream compares both ways.
+//
 // # Speed
 //
 // The pipeline finds the secrets keywords and the injection anchors in one

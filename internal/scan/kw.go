@@ -26,7 +26,14 @@ type kwMatcher struct {
 	// positions than the trigram alone (common words share a keyword's first
 	// three letters, rarely its fourth).
 	quad [1 << 12]uint64
+	// fpair is pair for the filter of find, on bytes folded with fold.
+	fpair [1024]uint64
 }
+
+// fold maps a byte for find's filter: ASCII upper-case letters to lower
+// case with one OR (other bytes may collide, e.g. '@' with '`': the
+// filter only has to pass every keyword position, at compares exactly).
+func fold(c byte) uint32 { return uint32(c | 0x20) }
 
 var lowerTable = func() (t [256]byte) {
 	for i := range t {
@@ -58,6 +65,8 @@ func newKWMatcher(kws []string) *kwMatcher {
 		if len(b) == 2 {
 			p := uint32(b[0])<<8 | uint32(b[1])
 			m.pair[p>>6] |= 1 << (p & 63)
+			fp := fold(b[0])<<8 | fold(b[1])
+			m.fpair[fp>>6] |= 1 << (fp & 63)
 			m.pairKW[p] = append(m.pairKW[p], idx)
 			continue
 		}
@@ -71,14 +80,15 @@ func newKWMatcher(kws []string) *kwMatcher {
 		}
 		l := m.triSlot[h] - 1
 		m.triKW[l] = append(m.triKW[l], idx)
+		ft := fold(b[0])<<16 | fold(b[1])<<8 | fold(b[2])
 		if len(b) == 3 {
 			m.triNext[l] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 			for c := range 256 {
-				q := quadHash(t<<8 | uint32(c))
+				q := quadHash(ft<<8 | fold(byte(c)))
 				m.quad[q>>6] |= 1 << (q & 63)
 			}
 		} else {
-			q := quadHash(t<<8 | uint32(b[3]))
+			q := quadHash(ft<<8 | fold(b[3]))
 			m.quad[q>>6] |= 1 << (q & 63)
 			m.triNext[l][b[3]>>6] |= 1 << (b[3] & 63)
 		}
@@ -95,11 +105,11 @@ func (m *kwMatcher) find(b []byte, fn func(off, kw int)) {
 	n := len(b)
 	at := 0
 	if n >= 4 {
-		h := uint32(lowerTable[b[0]])<<16 | uint32(lowerTable[b[1]])<<8 | uint32(lowerTable[b[2]])
+		h := fold(b[0])<<16 | fold(b[1])<<8 | fold(b[2])
 		for i, c := range b[3:] { // position i, fourth byte c
-			h = h<<8 | uint32(lowerTable[c])
+			h = h<<8 | fold(c)
 			q, p := quadHash(h), h>>16
-			if m.quad[q>>6]&(1<<(q&63)) == 0 && m.pair[p>>6]&(1<<(p&63)) == 0 {
+			if m.quad[q>>6]&(1<<(q&63)) == 0 && m.fpair[p>>6]&(1<<(p&63)) == 0 {
 				continue
 			}
 			m.at(b, i, fn)

@@ -115,7 +115,20 @@ func (p *Pipeline) Policy(o Origin) Policy {
 // silently. The error return is reserved for a cancelled context and for a
 // findings log that cannot be written.
 func (p *Pipeline) Scan(ctx context.Context, content []byte, m Meta) (*Result, error) {
-	r := &Result{Notices: append([]string(nil), p.notices...)}
+	fs, _, err := p.runScanners(ctx, content, m, p.index(content), p.scanners(m))
+	if err != nil {
+		return nil, err
+	}
+	var hexsum string
+	if len(fs) > 0 {
+		sum := sha256.Sum256(content)
+		hexsum = hex.EncodeToString(sum[:])
+	}
+	return p.finish(fs, hexsum, m)
+}
+
+// scanners lists the scanners content of m's origin gets, in report order.
+func (p *Pipeline) scanners(m Meta) []Scanner {
 	scanners := []Scanner{p.unicode}
 	if p.Policy(m.Origin).ContextInjection {
 		scanners = append(scanners, p.injection)
@@ -124,35 +137,58 @@ func (p *Pipeline) Scan(ctx context.Context, content []byte, m Meta) (*Result, e
 	if p.ml != nil {
 		scanners = append(scanners, p.ml)
 	}
-	// One pass finds the keywords of the secrets scanner and the anchors
-	// of the injection scanner.
-	var secHits, injHits []kwHit
+	return scanners
+}
+
+// scanIndex is what one pass over a content finds for several scanners:
+// the keywords of the secrets scanner, the anchors of the injection
+// scanner, and the offsets of non-ASCII and control bytes.
+type scanIndex struct {
+	sec, inj []kwHit
+	sp       *specialIndex
+}
+
+// index reads content once for the secrets, injection and unicode
+// scanners; nil when they are not the package's own or content is too
+// large for the index.
+func (p *Pipeline) index(content []byte) *scanIndex {
 	sec, secOK := p.secrets.(secretsScanner)
-	inj, injOK := p.injection.(injectionScanner)
-	_, uniOK := p.unicode.(unicodeScanner)
-	indexed := secOK && injOK && len(content) <= maxIndexed
-	var sp *specialIndex
-	if indexed {
-		secHits, injHits = sec.e.kwIndex(content)
-		sp = newSpecialIndex(content)
+	_, injOK := p.injection.(injectionScanner)
+	if !secOK || !injOK || len(content) > maxIndexed {
+		return nil
 	}
+	ix := &scanIndex{sp: newSpecialIndex(content)}
+	ix.sec, ix.inj = sec.e.kwIndex(content)
+	return ix
+}
+
+// runScanners runs scanners over content (with its index, when not nil)
+// and returns their findings, in scanner order. A scanner error becomes a
+// finding (critical in closed mode) and sets failed; the error return is
+// the context's.
+func (p *Pipeline) runScanners(ctx context.Context, content []byte, m Meta, ix *scanIndex, scanners []Scanner) (out []Finding, failed bool, err error) {
 	for _, s := range scanners {
 		var fs []Finding
 		var err error
 		switch {
-		case indexed && s == p.secrets:
-			fs, err = sec.scanHits(ctx, content, m, secHits)
-		case indexed && s == p.injection:
-			fs, err = inj.scanHits(ctx, content, m, injHits, sp.cursor())
-		case indexed && uniOK && s == p.unicode:
-			fs, err = unicodeScanner{}.scanSpecials(ctx, content, m, sp.cursor())
+		case ix != nil && s == p.secrets:
+			fs, err = p.secrets.(secretsScanner).scanHits(ctx, content, m, ix.sec)
+		case ix != nil && s == p.injection:
+			fs, err = injectionScanner{}.scanHits(ctx, content, m, ix.inj, ix.sp.cursor())
+		case ix != nil && s == p.unicode:
+			if _, ok := s.(unicodeScanner); ok {
+				fs, err = unicodeScanner{}.scanSpecials(ctx, content, m, ix.sp.cursor())
+			} else {
+				fs, err = s.Scan(ctx, content, m)
+			}
 		default:
 			fs, err = s.Scan(ctx, content, m)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, true, ctx.Err()
 			}
+			failed = true
 			sev := Critical
 			if p.failMode == FailOpen {
 				sev = Warning
@@ -160,15 +196,19 @@ func (p *Pipeline) Scan(ctx context.Context, content []byte, m Meta) (*Result, e
 			fs = []Finding{{Scanner: s.Name(), Rule: s.Name() + "/error", Severity: sev, Path: m.Path,
 				Message: "scanner failed: " + err.Error()}}
 		}
-		r.Findings = append(r.Findings, fs...)
+		out = append(out, fs...)
 	}
+	return out, failed, nil
+}
+
+// finish orders the findings of one content, marks them with the content's
+// hash (hexsum) and its acceptances, decides whether they block and logs
+// them.
+func (p *Pipeline) finish(fs []Finding, hexsum string, m Meta) (*Result, error) {
+	r := &Result{Notices: append([]string(nil), p.notices...), Findings: fs}
 	sortFindings(r.Findings)
-	if len(r.Findings) > 0 {
-		sum := sha256.Sum256(content)
-		hexsum := hex.EncodeToString(sum[:])
-		for i := range r.Findings {
-			r.Findings[i].SHA256 = hexsum
-		}
+	for i := range r.Findings {
+		r.Findings[i].SHA256 = hexsum
 	}
 	// Reviewed findings accepted for these exact bytes do not block: the
 	// only place acceptances apply.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -233,10 +234,33 @@ func (c *ruleCap) summaries() []Finding {
 		if n <= maxPerRule {
 			continue
 		}
-		f := c.first[rule]
-		f.Message = fmt.Sprintf("%d more %s findings not shown", n-maxPerRule, rule)
-		f.Excerpt = ""
-		out = append(out, f)
+		out = append(out, summaryFinding(c.first[rule], n-maxPerRule))
 	}
 	return out
+}
+
+// summaryFinding is the finding that stands for n findings over the cap:
+// the rule's first finding with the count as its message, no excerpt.
+func summaryFinding(first Finding, n int) Finding {
+	first.Message = fmt.Sprintf("%d more %s findings not shown", n, first.Rule)
+	first.Excerpt = ""
+	return first
+}
+
+// summaryCount returns the number of findings a summary finding stands
+// for, or false when f is not a summary. No scanner's own message starts
+// with a number.
+func summaryCount(f Finding) (int, bool) {
+	if f.Excerpt != "" {
+		return 0, false
+	}
+	rest, ok := strings.CutSuffix(f.Message, " more "+f.Rule+" findings not shown")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n <= 0 || strconv.Itoa(n) != rest {
+		return 0, false
+	}
+	return n, true
 }

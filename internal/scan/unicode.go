@@ -587,8 +587,15 @@ type specialIndex struct {
 // marked bytes (e.g. non-Latin text) is searched instead.
 const maxSpecialList = 1 << 16
 
-func newSpecialIndex(b []byte) *specialIndex {
-	x := &specialIndex{b: b, offs: []int32{}}
+func newSpecialIndex(b []byte) *specialIndex { return indexSpecials(b, []int32{}) }
+
+// indexSpecials is newSpecialIndex appending the offsets to offs[:0] (a
+// reader of consecutive chunks reuses one array).
+func indexSpecials(b []byte, offs []int32) *specialIndex {
+	if offs == nil {
+		offs = []int32{} // nil means "search"
+	}
+	x := &specialIndex{b: b, offs: offs[:0]}
 	for off := 0; off < len(b); {
 		k := firstSpecial(b[off:])
 		if k < 0 {
