@@ -147,6 +147,14 @@ func (e *secretsEngine) addPrefilter(r *secretRule) {
 	e.pre = append(e.pre, &rulePre{})
 }
 
+// hasReach reports whether rule ri's prefilter will carry a reach (a hand
+// check with one), without deriving the prefilter.
+func (e *secretsEngine) hasReach(ri int) bool {
+	r := e.rules[ri]
+	hc, ok := handChecks[r.RuleID]
+	return ok && hc.reach != nil && hc.regex == r.Regex.String()
+}
+
 // prefilter returns rule ri's prefilter, deriving it on first use.
 func (e *secretsEngine) prefilter(ri int) *rulePre {
 	p := e.pre[ri]

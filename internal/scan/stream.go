@@ -287,7 +287,7 @@ func secretsKWReach(e *secretsEngine) []int {
 			switch {
 			case e.wide[ri] == wideLines:
 				out[k] = max(out[k], len(e.kw.kws[k])+wideReach)
-			case e.wide[ri] != 0 || e.reach[ri] != nil:
+			case e.wide[ri] != 0 || e.hasReach(ri):
 				out[k] = max(out[k], len(e.kw.kws[k])+curlReach)
 			}
 		}
@@ -427,9 +427,9 @@ func (q *quietState) quiet(B int) int {
 	if len(bytes.TrimSpace(b[ps:B-1])) != 0 {
 		return notQuiet
 	}
-	le, le2 := lineEnd(b, B, q.eof), -1
+	le, le2 := chunkLineEnd(b, B, q.eof), -1
 	if le >= 0 && le < len(b) {
-		le2 = lineEnd(b, le+1, q.eof)
+		le2 = chunkLineEnd(b, le+1, q.eof)
 	}
 	if le2 < 0 || B+injSpan > len(b) && !q.eof {
 		return needMore
@@ -456,9 +456,10 @@ func (q *quietState) quiet(B int) int {
 	return isQuiet
 }
 
-// lineEnd returns the offset of the newline ending the line at ls, len(b)
-// for the last line of the content, or -1 when b does not hold it all.
-func lineEnd(b []byte, ls int, eof bool) int {
+// chunkLineEnd returns the offset of the newline ending the line at ls,
+// len(b) for the last line of the content, or -1 when b does not hold it
+// all.
+func chunkLineEnd(b []byte, ls int, eof bool) int {
 	if i := bytes.IndexByte(b[ls:], '\n'); i >= 0 {
 		return ls + i
 	}
