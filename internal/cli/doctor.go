@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
+	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
@@ -245,7 +246,7 @@ func doctorClaude() doctorCheck {
 func doctorConfig(env *Env, cfg *config.Config, err error) doctorCheck {
 	c := doctorCheck{Name: "config"}
 	if err == nil {
-		err = checkConfigRuntime(cfg)
+		err = runpkg.CheckHarnessRuntime(nil, cfg) // config.yaml runtime: alone
 	}
 	switch {
 	case err != nil:

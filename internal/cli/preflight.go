@@ -3,100 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"slices"
-	"strings"
-
-	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/frontmatter"
-	"github.com/fullsend-ai/fullsend/internal/harness"
-	"github.com/fullsend-ai/fullsend/internal/model"
-	runpkg "github.com/fullsend-ai/fullsend/internal/run"
-	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
-	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
-// Checks `run` makes before anything is provisioned (and, for what the
-// flags alone decide, before anything is resolved). The rules themselves
-// live where they belong: runtime names in the runtime registry, model
-// settings in package model; this file only asks them early.
-
-// errUnknownRuntime marks a runtime name nobody registered.
-var errUnknownRuntime = errors.New("unknown runtime")
-
-// checkRuntimeName reports whether name is a registered runtime (script,
-// native, claude).
-func checkRuntimeName(name string) error {
-	known := builtin.Names()
-	if slices.Contains(known, name) {
-		return nil
-	}
-	return fmt.Errorf("%w %q (known: %s)", errUnknownRuntime, name, strings.Join(known, ", "))
-}
-
-// checkHarnessRuntime checks the runtime names a harness and the org config
-// give, each error naming file, line and field.
-func checkHarnessRuntime(h *harness.Harness, cfg *config.Config) error {
-	if h != nil && h.Runtime != "" {
-		if err := checkRuntimeName(h.Runtime); err != nil {
-			p := h.Pos("runtime", h.Runtime)
-			file := p.File
-			if file == "" {
-				file = h.File
-			}
-			return &yamlx.Error{File: file, Line: p.Line, Field: "runtime", Err: fmt.Errorf("%w: %v", yamlx.ErrValue, err)}
-		}
-	}
-	return checkConfigRuntime(cfg)
-}
-
-// checkConfigRuntime checks config.yaml's runtime: (the default of
-// harnesses that name none).
-func checkConfigRuntime(cfg *config.Config) error {
-	if cfg == nil || cfg.Runtime == "" {
-		return nil
-	}
-	err := checkRuntimeName(cfg.Runtime)
-	if err == nil {
-		return nil
-	}
-	return &yamlx.Error{File: cfg.Path, Line: configKeyLine(cfg.Path, "runtime"), Field: "runtime", Err: fmt.Errorf("%w: %v", yamlx.ErrValue, err)}
-}
-
-// configKeyLine is the line of a top-level key of a YAML file (0 when it
-// cannot be found); config.Config keeps no positions.
-func configKeyLine(path, key string) int {
-	data, err := readSmall(path)
-	if err != nil {
-		return 0
-	}
-	root, err := yamlx.Parse(path, data)
-	if err != nil {
-		return 0
-	}
-	pairs, err := yamlx.Pairs(path, "", root)
-	if err != nil {
-		return 0
-	}
-	for _, kv := range pairs {
-		if kv[0].Value == key {
-			return kv[0].Line
-		}
-	}
-	return 0
-}
-
-// readSmall reads at most yamlx.MaxFileSize bytes of a file.
-func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize))
-}
+// Checks `run` makes on its flags alone, before anything is resolved; the
+// checks against the resolved harness and the plan live in package run
+// (preflight.go).
 
 // checkScriptFlag checks --script FILE before anything is resolved.
 func checkScriptFlag(path string) error {
@@ -108,34 +20,6 @@ func checkScriptFlag(path string) error {
 		return fmt.Errorf("--script %s: %w", path, err)
 	case !st.Mode().IsRegular():
 		return fmt.Errorf("--script %s: not a regular file", path)
-	}
-	return nil
-}
-
-// checkNativeModel builds the native runtime's model configuration exactly
-// as the runtime will (flags > FULLSEND_MODEL_* > harness model: > agent
-// frontmatter model:), so a missing model, key or a bad base URL is a usage
-// error before any sandbox exists instead of a failure after one was
-// provisioned. The runtime reads the process environment (native.Options
-// Getenv defaults to os.Getenv), so this does too.
-func checkNativeModel(p *runpkg.Plan) error {
-	harnessModel := strings.TrimSpace(p.Model)
-	if harnessModel == "" && p.AgentFile != "" {
-		if data, err := readSmall(p.AgentFile); err == nil {
-			if fm, err := frontmatter.Parse(p.AgentFile, data); err == nil {
-				if m, ok := fm.Fields["model"].(string); ok {
-					harnessModel = strings.TrimSpace(m)
-				}
-			}
-		}
-	}
-	o := p.RunOptions
-	_, err := model.ConfigFromEnv(os.Getenv, model.Overrides{
-		API: o[native.OptAPI], BaseURL: o[native.OptBaseURL], Model: o[native.OptModel],
-		Auth: o[native.OptAuth], KeyEnv: o[native.OptKeyEnv], HarnessModel: harnessModel,
-	})
-	if err != nil {
-		return fmt.Errorf("runtime native: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,13 +17,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
+	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/resolve"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
-	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
 type runFlags struct {
@@ -174,9 +175,9 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 	return cmd
 }
 
+// runHarness checks what the flags alone decide, before anything is
+// resolved, then hands the run to package run with the services of env.
 func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf runFlags) (*runpkg.Report, error) {
-	ctx := cmd.Context()
-	// What the flags alone decide is checked before anything is resolved.
 	if rf.script != "" && rf.runtime == "" {
 		rf.runtime = "script"
 	}
@@ -184,7 +185,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 		return nil, usageError{fmt.Errorf("--sandbox %q: want local, docker or kubernetes", rf.sandbox)}
 	}
 	if rf.runtime != "" {
-		if err := checkRuntimeName(rf.runtime); err != nil {
+		if err := runpkg.CheckRuntimeName(rf.runtime); err != nil {
 			return nil, usageError{fmt.Errorf("--runtime: %w", err)}
 		}
 	}
@@ -207,105 +208,46 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 		}
 	}
 	if rf.resume != "" {
-		id, err := findRun(runpkg.RunsDir(env.Workspace), rf.resume)
-		if err != nil {
+		if rf.resume, err = findRun(runpkg.RunsDir(env.Workspace), rf.resume); err != nil {
 			return nil, fmt.Errorf("--resume: %w", err)
-		}
-		rf.resume = id
-		if rf.runtime == "" {
-			// A resumed run keeps its runtime: the recorded one, else
-			// native (a run killed before its first report).
-			rf.runtime = native.Name
-			if prev, err := runpkg.Load(runpkg.RunsDir(env.Workspace), rf.resume); err == nil && prev.Runtime != "" {
-				rf.runtime = prev.Runtime
-			}
-		}
-	}
-	start := time.Now()
-	res, err := env.ResolveHarness(ctx, cmd, arg, f, true)
-	if err != nil {
-		return nil, err
-	}
-	resolveTime := time.Since(start)
-	root := res.Root
-	if root == "" {
-		root = env.FullsendDir
-	}
-	cfg, err := env.loadConfigFrom(root)
-	if err != nil {
-		return nil, err
-	}
-	// The harness's (or config's) runtime name.
-	if rf.runtime == "" {
-		if err := checkHarnessRuntime(res.Loaded, cfg); err != nil {
-			return nil, err
-		}
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	plan, err := runpkg.NewPlan(res, cfg, runpkg.Options{
-		Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
-		Cwd: cwd, Workspace: env.Workspace, FullsendDir: root, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
-		Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv, ResolveTime: resolveTime,
-		ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel,
-	})
-	if errors.Is(err, runpkg.ErrNoTargetRepo) {
-		return nil, usageError{err}
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Reviewed findings accepted in the fullsend dir, for the host scan and
-	// the in-sandbox scan alike (a malformed file stops the run here).
-	if plan.Scan.Accept, err = scan.LoadAcceptances(filepath.Join(root, scan.AcceptFile)); err != nil {
-		return nil, err
-	}
-	// The model settings: still before any host script runs or any
-	// sandbox exists.
-	if err := checkRuntimeFlags(plan.Runtime, nativeGiven, claudeGiven); err != nil {
-		return nil, usageError{err}
-	}
-	if err := plan.CheckRuntime(); err != nil {
-		return nil, err
-	}
-	if plan.Runtime == native.Name && rf.resume == "" {
-		if err := checkNativeModel(plan); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	var fetchOpts *fetchsvc.Options
-	if res.Harness.AllowRuntimeFetch {
-		ro, err := env.ResolveOptions(cfg, root, f)
-		if err != nil {
-			return nil, err
-		}
-		fetchOpts = &fetchsvc.Options{Config: cfg, Store: ro.Store, Scanner: ro.Scanner, Audit: ro.Audit, Network: ro.Network, Getenv: env.Getenv, TraceID: res.TraceID, Offline: f.Offline}
-	}
-	if rf.resume == "" {
-		if err := ensureIgnoredDir(plan.RunsDir, 0o755); err != nil {
-			return nil, fmt.Errorf("run directory: %w", err)
-		}
-	}
-	sbOpts := sandbox.Options{
-		AllowedPrivateNetworks: cfg.Security.RemoteResources.AllowedPrivateNetworks,
-		DockerHost:             cfg.Sandbox.Docker.Host,
-		OCIRuntime:             cfg.Sandbox.Docker.OCIRuntime,
-		Image:                  cfg.Sandbox.Docker.Image,
-	}
-	if plan.Backend == kubernetes.Name {
-		if err := kubernetesOptions(env, cfg.Sandbox.Kubernetes, &sbOpts); err != nil {
-			return nil, err
 		}
 	}
 	pr := env.Progress()
-	return runpkg.Execute(ctx, plan, runpkg.ExecOptions{
-		Progress:       pr,
-		Warn:           pr.Writer(),
-		Fetch:          fetchOpts,
-		SandboxOptions: sbOpts,
+	rep, err := runpkg.Run(cmd.Context(), runpkg.Request{
+		Options: runpkg.Options{
+			Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
+			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
+			Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv,
+			ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel,
+		},
+		Resolve: func(ctx context.Context) (*resolve.Result, error) {
+			return env.ResolveHarness(ctx, cmd, arg, f, true)
+		},
+		LoadConfig: env.loadConfigFrom,
+		// The runtime flags against the plan's runtime.
+		CheckPlan: func(p *runpkg.Plan) error {
+			if err := checkRuntimeFlags(p.Runtime, nativeGiven, claudeGiven); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
+		FetchOptions: func(cfg *config.Config, root string) (resolve.Options, error) {
+			return env.ResolveOptions(cfg, root, f)
+		},
+		PrepareRunsDir: func(dir string) error { return ensureIgnoredDir(dir, 0o755) },
+		SandboxOptions: func(cfg *config.Config, backend string, o *sandbox.Options) error {
+			if backend != kubernetes.Name {
+				return nil
+			}
+			return kubernetesOptions(env, cfg.Sandbox.Kubernetes, o)
+		},
+		Exec: runpkg.ExecOptions{Progress: pr, Warn: pr.Writer()},
 	})
+	var ue *runpkg.UsageError
+	if rep == nil && errors.As(err, &ue) {
+		return nil, usageError{err}
+	}
+	return rep, err
 }
 
 // runExit turns the outcome of a run into the command's error: nil on

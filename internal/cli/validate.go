@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/fullsend/internal/harness"
+	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 )
 
 // validateJSON is the --json shape of validate.
@@ -62,7 +63,7 @@ listed too (as forge.<name>.<field>).`,
 			}
 			// runtime: must name a registered runtime (script, native,
 			// claude), in the harness and in config.yaml alike.
-			if err := checkHarnessRuntime(h, cfg); err != nil {
+			if err := runpkg.CheckHarnessRuntime(h, cfg); err != nil {
 				return err
 			}
 			out := validateJSON{

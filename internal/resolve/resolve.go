@@ -345,7 +345,8 @@ func (r *resolver) walk(ctx context.Context, h *harness.Harness, root *Node, res
 		if c.Ref.Kind != ref.URL && c.Local == "" {
 			continue // optional host file that does not exist
 		}
-		if err := r.link(gctx, g, chain, c.Field, c.Value, c.Ref, c.Local, c.Kind.String(), fetchType, true); err != nil {
+		l := link{field: c.Field, raw: c.Value, kind: c.Kind.String(), fetchType: fetchType, checked: true, ref: c.Ref, local: c.Local}
+		if err := r.link(gctx, g, chain, l); err != nil {
 			g.Wait()
 			return err
 		}
@@ -452,72 +453,48 @@ func (r *resolver) fetchBase(ctx context.Context, rf ref.Ref) ([]byte, error) {
 	return b, nil
 }
 
-// link resolves one reference found in the last node of chain and
-// schedules the node it names. r0 is the parsed reference when the caller
-// already has it (harness fields, checked by package harness), local its
-// resolved path.
-func (r *resolver) link(ctx context.Context, g *errgroup.Group, chain []*Node, field, raw string, r0 ref.Ref, local, kind, fetchType string, checked bool) error {
+// link is one reference found in a node: the field holding it, its text,
+// the kind of resource it names and how it is fetched. checked marks a
+// harness field package harness already checked: ref is then its parsed
+// reference and local its resolved path ("" for a remote one).
+type link struct {
+	field, raw, kind, fetchType string
+	checked                     bool
+	ref                         ref.Ref
+	local                       string
+}
+
+// link resolves the reference l found in the last node of chain and
+// schedules the node it names.
+func (r *resolver) link(ctx context.Context, g *errgroup.Group, chain []*Node, l link) error {
 	parent := chain[len(chain)-1]
 	fail := func(err error) error {
-		return &Error{Chain: append(labels(chain), field+" "+raw), Err: err}
+		return &Error{Chain: append(labels(chain), l.field+" "+l.raw), Err: err}
 	}
-	rf := r0
-	var err error
-	if !checked {
+	rf := l.ref
+	if !l.checked {
+		var err error
 		if parent.Remote {
-			rf, err = ref.ResolveRef(parent.base, raw)
+			rf, err = ref.ResolveRef(parent.base, l.raw)
 		} else {
-			rf, err = ref.Parse(raw)
+			rf, err = ref.Parse(l.raw)
 		}
 		if err != nil {
 			return fail(err)
 		}
 	}
-	n := &Node{Kind: kind, Field: field, Ref: raw, FetchType: fetchType}
+	n := &Node{Kind: l.kind, Field: l.field, Ref: l.raw, FetchType: l.fetchType}
 	if rf.Kind == ref.URL {
 		if err := r.remoteNode(n, rf); err != nil {
 			return fail(err)
 		}
-		n.container = field + " " + n.URL
-	} else {
-		if r.h == nil {
-			return fail(fmt.Errorf("%w: a local reference outside a harness", ErrWrongType))
-		}
-		// Opened through the fullsend dir (harness.OpenLocal), never by
-		// name: see readLocal.
-		l, err := r.h.OpenLocal(raw)
-		if err != nil {
-			return fail(err)
-		}
-		isDir := l.IsDir()
-		l.Close()
-		if local != "" && l.Path != local {
-			return fail(fmt.Errorf("%s: resolves to %s since it was checked", local, l.Path))
-		}
-		local = l.Path
-		n.LocalPath = local
-		n.key = "file:" + local
-		n.container = field + " " + raw
-		n.Type = cas.TypeFile
-		if isDir {
-			n.Type = cas.TypeDirectory
-		}
-		if n.Type == cas.TypeFile && kind == "skill" && isDep(field) {
-			n.Kind = "doc"
-		}
-		if n.Type == cas.TypeFile && kind == "skill" && !isDep(field) {
-			return fail(fmt.Errorf("%s: %w: a file, want a skill directory", local, ErrWrongType))
-		}
-		if n.Type == cas.TypeDirectory && kind != "skill" && kind != "plugin" {
-			return fail(fmt.Errorf("%s: %w: a directory, want a file", local, ErrWrongType))
-		}
-		if rf.Digest != "" {
-			n.SHA256 = rf.Digest
-		}
+		n.container = l.field + " " + n.URL
+	} else if err := r.localNode(n, rf, l); err != nil {
+		return fail(err)
 	}
 	r.mu.Lock()
 	if ex, ok := r.nodes[n.key]; ok {
-		parent.Edges = append(parent.Edges, Edge{Field: field, Ref: raw, To: ex})
+		parent.Edges = append(parent.Edges, Edge{Field: l.field, Ref: l.raw, To: ex})
 		r.mu.Unlock()
 		for _, c := range chain {
 			if c == ex {
@@ -536,11 +513,52 @@ func (r *resolver) link(ctx context.Context, g *errgroup.Group, chain []*Node, f
 		return fail(fmt.Errorf("%w: more than max_resources %d (security.remote_resources.max_resources)", ErrTooMany, r.maxRes))
 	}
 	r.nodes[n.key] = n
-	parent.Edges = append(parent.Edges, Edge{Field: field, Ref: raw, To: n})
+	parent.Edges = append(parent.Edges, Edge{Field: l.field, Ref: l.raw, To: n})
 	r.mu.Unlock()
 	progress.Emit(r.o.Events, progress.Event{Kind: progress.ResourceAdded, Name: n.label()})
 	sub := append(slices.Clone(chain), n)
 	g.Go(func() error { return r.process(ctx, g, sub) })
+	return nil
+}
+
+// localNode fills n (Kind, Field, Ref and FetchType set) for the local
+// reference l (parsed: rf): a file or directory opened through the
+// fullsend dir, of the type its kind wants.
+func (r *resolver) localNode(n *Node, rf ref.Ref, l link) error {
+	if r.h == nil {
+		return fmt.Errorf("%w: a local reference outside a harness", ErrWrongType)
+	}
+	// Opened through the fullsend dir (harness.OpenLocal), never by
+	// name: see readLocal.
+	f, err := r.h.OpenLocal(l.raw)
+	if err != nil {
+		return err
+	}
+	isDir := f.IsDir()
+	f.Close()
+	if l.local != "" && f.Path != l.local {
+		return fmt.Errorf("%s: resolves to %s since it was checked", l.local, f.Path)
+	}
+	local := f.Path
+	n.LocalPath = local
+	n.key = "file:" + local
+	n.container = l.field + " " + l.raw
+	n.Type = cas.TypeFile
+	if isDir {
+		n.Type = cas.TypeDirectory
+	}
+	if n.Type == cas.TypeFile && l.kind == "skill" && isDep(l.field) {
+		n.Kind = "doc"
+	}
+	if n.Type == cas.TypeFile && l.kind == "skill" && !isDep(l.field) {
+		return fmt.Errorf("%s: %w: a file, want a skill directory", local, ErrWrongType)
+	}
+	if n.Type == cas.TypeDirectory && l.kind != "skill" && l.kind != "plugin" {
+		return fmt.Errorf("%s: %w: a directory, want a file", local, ErrWrongType)
+	}
+	if rf.Digest != "" {
+		n.SHA256 = rf.Digest
+	}
 	return nil
 }
 
@@ -691,7 +709,7 @@ func (r *resolver) process(ctx context.Context, g *errgroup.Group, chain []*Node
 		return fail(err)
 	}
 	for _, c := range refs {
-		if err := r.link(ctx, g, chain, c.field, c.raw, ref.Ref{}, "", c.kind, n.FetchType, false); err != nil {
+		if err := r.link(ctx, g, chain, link{field: c.field, raw: c.raw, kind: c.kind, fetchType: n.FetchType}); err != nil {
 			return err
 		}
 	}

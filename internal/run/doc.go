@@ -8,7 +8,17 @@
 // (package scan), isolate (package sandbox) or talk to models (package
 // runtime and its runtimes); it calls them.
 //
-// # Plan and Execute
+// # Run, Plan and Execute
+//
+// Run is the one entry point of a caller (the CLI): from a Request (the
+// plan's Options, and the services only the caller has: resolving the
+// harness, loading the config, its own check of the plan, the fetch
+// service's store and network, the runs directory, backend settings) it
+// resolves, checks, plans and executes, in a fixed order: the resumed
+// run's runtime, resolve, config, runtime names (CheckHarnessRuntime),
+// NewPlan, the scan acceptances, Request.CheckPlan, Plan.CheckRuntime and
+// the native model settings, all before any host script or sandbox. An
+// error of the caller's settings found there is a *UsageError (exit 2).
 //
 // NewPlan is pure apart from reading files: from the resolve.Result (every
 // reference already a local path), the org config and Options it computes
@@ -163,7 +173,7 @@
 // "blocked"). open: the same findings are recorded in report.json and
 // printed as warnings, and the run goes on. security.host_scanners: false
 // is ignored (with a note): host scans always run.
-// Plan.Scan.Accept (the fullsend dir's scan-accept.yaml, set by the CLI)
+// Plan.Scan.Accept (the fullsend dir's scan-accept.yaml, set by Run)
 // applies to the host scan and, uploaded to the sandbox (accept.go), to
 // the in-sandbox scan: an accepted finding is recorded (Accepted) and never
 // blocks.

@@ -639,7 +639,6 @@ func (x *execution) agentLoop(ctx context.Context) error {
 	p := x.plan
 	actx, cancel := context.WithTimeout(ctx, p.WallTime)
 	defer cancel()
-	deadline, _ := actx.Deadline()
 	var validator *schemaValidator
 	if p.Schema != "" {
 		v, err := newSchemaValidator(p.Schema)
@@ -649,82 +648,15 @@ func (x *execution) agentLoop(ctx context.Context) error {
 		validator = v
 	}
 	needResult := validator != nil || p.ValidationScript != ""
-	env := map[string]string{}
-	for k, v := range p.SandboxEnv {
-		env[k] = v
-	}
-	for k, v := range x.rt.Env(x.bin) {
-		env[k] = v
-	}
-	env["FULLSEND_OUTPUT_DIR"] = OutputDir
-	env["FULLSEND_RESULT_FILE"] = p.ResultPath()
-	for k, v := range x.fetch.SandboxEnv("") {
-		env[k] = v
-	}
-	opts := map[string]string{}
-	for k, v := range p.RunOptions {
-		opts[k] = v
-	}
-	if p.Runtime == native.Name && p.Schema != "" {
-		opts[native.OptResultSchema] = p.Schema
-	}
+	env, opts := x.agentEnv(), x.agentOptions()
 	feedback := ""
 	var lastErrs []string
 	defer x.saveTranscript()
 	for i := 1; i <= p.MaxIterations; i++ {
 		it := Iteration{N: i}
 		start := time.Now()
-		var agentErr error
 		x.iteration = i
-		err := x.phase(ctx, fmt.Sprintf("agent[%d]", i), func(sctx context.Context) error {
-			actx := trace.With(actx, trace.FromContext(sctx))
-			if i > 1 {
-				if err := x.rt.CleanupIteration(actx, x.sess); err != nil {
-					return err
-				}
-			}
-			iterOpts := opts
-			if i > 1 && opts[native.OptResume] != "" {
-				// Only the first iteration resumes the killed loop; later
-				// ones continue it with the validation feedback.
-				iterOpts = maps.Clone(opts)
-				delete(iterOpts, native.OptResume)
-			}
-			iterEnv := env
-			if tp := trace.Traceparent(actx); tp != "" {
-				// An agent CLI's own telemetry joins the run's trace.
-				iterEnv = maps.Clone(env)
-				iterEnv["TRACEPARENT"] = tp
-			}
-			in := runtime.RunInput{
-				AgentName: p.AgentName, Prompt: p.Prompt, Model: p.Model, Iteration: i, Feedback: feedback,
-				ResultPath: p.ResultPath(), ResultSchema: p.Schema, WorkDir: p.RepoDir(), Env: iterEnv, RunDir: x.dir,
-				Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline),
-			}
-			out, err := x.rt.Run(actx, x.sess, in)
-			if out == nil {
-				if err == nil {
-					err = errors.New("runtime returned no outcome")
-				}
-				return err
-			}
-			x.count(out)
-			traceOutcome(trace.FromContext(sctx), out)
-			it.ExitCode, it.StopReason = out.ExitCode, out.StopReason
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.Is(err, native.ErrResult) {
-				return nil // judged by validation below
-			}
-			if err != nil || out.ExitCode != 0 {
-				if err == nil {
-					err = fmt.Errorf("stop reason %s", out.StopReason)
-				}
-				agentErr = &AgentError{Iteration: i, ExitCode: out.ExitCode, Err: err}
-			}
-			return nil
-		})
+		agentErr, err := x.runAgent(ctx, actx, i, feedback, env, opts, &it)
 		if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 			// The wall time is over: the run stops here (no download with
 			// an expired context, no further iteration).
@@ -774,6 +706,98 @@ func (x *execution) agentLoop(ctx context.Context) error {
 	bad := false
 	x.report.Validation.Valid = &bad
 	return &InvalidResultError{Iterations: p.MaxIterations, Errors: lastErrs}
+}
+
+// agentEnv is the agent's environment in the sandbox: env.sandbox, the
+// runtime's own variables, the output and result paths and the fetch
+// service's address.
+func (x *execution) agentEnv() map[string]string {
+	env := map[string]string{}
+	for k, v := range x.plan.SandboxEnv {
+		env[k] = v
+	}
+	for k, v := range x.rt.Env(x.bin) {
+		env[k] = v
+	}
+	env["FULLSEND_OUTPUT_DIR"] = OutputDir
+	env["FULLSEND_RESULT_FILE"] = x.plan.ResultPath()
+	for k, v := range x.fetch.SandboxEnv("") {
+		env[k] = v
+	}
+	return env
+}
+
+// agentOptions are the runtime's RunInput options (the native runtime
+// also gets the result schema).
+func (x *execution) agentOptions() map[string]string {
+	p := x.plan
+	opts := map[string]string{}
+	for k, v := range p.RunOptions {
+		opts[k] = v
+	}
+	if p.Runtime == native.Name && p.Schema != "" {
+		opts[native.OptResultSchema] = p.Schema
+	}
+	return opts
+}
+
+// runAgent runs iteration i of the agent as phase agent[i], within actx
+// (the agent loop's wall time), recording its exit code and stop reason
+// in it. agentErr is the agent's own failure (an *AgentError), err that
+// of the phase (the runtime could not run, or ctx ended).
+func (x *execution) runAgent(ctx, actx context.Context, i int, feedback string, env, opts map[string]string, it *Iteration) (agentErr, err error) {
+	p := x.plan
+	deadline, _ := actx.Deadline()
+	err = x.phase(ctx, fmt.Sprintf("agent[%d]", i), func(sctx context.Context) error {
+		actx := trace.With(actx, trace.FromContext(sctx))
+		if i > 1 {
+			if err := x.rt.CleanupIteration(actx, x.sess); err != nil {
+				return err
+			}
+		}
+		iterOpts := opts
+		if i > 1 && opts[native.OptResume] != "" {
+			// Only the first iteration resumes the killed loop; later
+			// ones continue it with the validation feedback.
+			iterOpts = maps.Clone(opts)
+			delete(iterOpts, native.OptResume)
+		}
+		iterEnv := env
+		if tp := trace.Traceparent(actx); tp != "" {
+			// An agent CLI's own telemetry joins the run's trace.
+			iterEnv = maps.Clone(env)
+			iterEnv["TRACEPARENT"] = tp
+		}
+		in := runtime.RunInput{
+			AgentName: p.AgentName, Prompt: p.Prompt, Model: p.Model, Iteration: i, Feedback: feedback,
+			ResultPath: p.ResultPath(), ResultSchema: p.Schema, WorkDir: p.RepoDir(), Env: iterEnv, RunDir: x.dir,
+			Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline),
+		}
+		out, err := x.rt.Run(actx, x.sess, in)
+		if out == nil {
+			if err == nil {
+				err = errors.New("runtime returned no outcome")
+			}
+			return err
+		}
+		x.count(out)
+		traceOutcome(trace.FromContext(sctx), out)
+		it.ExitCode, it.StopReason = out.ExitCode, out.StopReason
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, native.ErrResult) {
+			return nil // judged by validation below
+		}
+		if err != nil || out.ExitCode != 0 {
+			if err == nil {
+				err = fmt.Errorf("stop reason %s", out.StopReason)
+			}
+			agentErr = &AgentError{Iteration: i, ExitCode: out.ExitCode, Err: err}
+		}
+		return nil
+	})
+	return agentErr, err
 }
 
 func (x *execution) count(o *runtime.Outcome) {

@@ -467,40 +467,9 @@ func (x *execution) layout(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(stage)
-	ws := filepath.Join(stage, "workspace")
-	if err := os.MkdirAll(filepath.Join(ws, ".env.d"), 0o700); err != nil {
+	elsewhere, err := x.uploadWorkspace(ctx, stage)
+	if err != nil {
 		return err
-	}
-	env := map[string]string{}
-	for k, v := range p.SandboxEnv {
-		env[k] = v
-	}
-	env["FULLSEND_OUTPUT_DIR"] = OutputDir
-	if err := os.WriteFile(filepath.Join(ws, ".env"), envFile(env), 0o600); err != nil {
-		return err
-	}
-	// host_files: those under /sandbox/workspace are staged; others are
-	// uploaded one by one after the workspace.
-	var elsewhere []HostFile
-	for _, hf := range p.HostFiles {
-		if hf.Src == "" {
-			continue
-		}
-		rel, ok := strings.CutPrefix(hf.Dest, runtime.WorkspaceDir+"/")
-		if !ok {
-			elsewhere = append(elsewhere, hf)
-			continue
-		}
-		if rel == p.RepoName || strings.HasPrefix(rel, p.RepoName+"/") {
-			elsewhere = append(elsewhere, hf) // after the repo copy
-			continue
-		}
-		if err := stageHostFile(hf, filepath.Join(ws, filepath.FromSlash(rel)), x.getenv); err != nil {
-			return err
-		}
-	}
-	if err := s.Upload(ctx, ws, runtime.WorkspaceDir); err != nil {
-		return fmt.Errorf("upload workspace: %w", err)
 	}
 	out := filepath.Join(stage, "output")
 	if err := os.Mkdir(out, 0o755); err != nil {
@@ -519,8 +488,74 @@ func (x *execution) layout(ctx context.Context) error {
 	} else if err := uploadTree(ctx, s, p.TargetRepo, repoDir, p.ExcludeFromRepo); err != nil {
 		return fmt.Errorf("copy target repository %s: %w", p.TargetRepo, err)
 	}
+	if err := x.inject(ctx, stage, repoDir); err != nil {
+		return err
+	}
 
-	// AGENTS.md / CLAUDE.md injection, excluded from git.
+	// Host files outside the workspace (and inside the repository copy).
+	for _, hf := range elsewhere {
+		hp := filepath.Join(stage, "hostfiles", fmt.Sprint(hf.Index), filepath.Base(hf.Dest))
+		if err := stageHostFile(hf, hp, x.getenv); err != nil {
+			return err
+		}
+		if err := s.Upload(ctx, hp, hf.Dest); err != nil {
+			return fmt.Errorf("host_files[%d]: upload to %s: %w", hf.Index, hf.Dest, err)
+		}
+	}
+	if p.ReadonlyRepo {
+		res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"chmod", "-R", "a-w", "--", repoDir}})
+		if err != nil || res.ExitCode != 0 {
+			return fmt.Errorf("readonly_repo: chmod %s failed: %v %s", repoDir, err, strings.TrimSpace(string(res.Stderr)))
+		}
+	}
+	return nil
+}
+
+// uploadWorkspace stages <stage>/workspace (.env, .env.d/, the host files
+// under /sandbox/workspace outside the repository copy) and uploads it. It
+// returns the other host files, uploaded one by one after the repository.
+func (x *execution) uploadWorkspace(ctx context.Context, stage string) ([]HostFile, error) {
+	p := x.plan
+	ws := filepath.Join(stage, "workspace")
+	if err := os.MkdirAll(filepath.Join(ws, ".env.d"), 0o700); err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for k, v := range p.SandboxEnv {
+		env[k] = v
+	}
+	env["FULLSEND_OUTPUT_DIR"] = OutputDir
+	if err := os.WriteFile(filepath.Join(ws, ".env"), envFile(env), 0o600); err != nil {
+		return nil, err
+	}
+	var elsewhere []HostFile
+	for _, hf := range p.HostFiles {
+		if hf.Src == "" {
+			continue
+		}
+		rel, ok := strings.CutPrefix(hf.Dest, runtime.WorkspaceDir+"/")
+		if !ok {
+			elsewhere = append(elsewhere, hf)
+			continue
+		}
+		if rel == p.RepoName || strings.HasPrefix(rel, p.RepoName+"/") {
+			elsewhere = append(elsewhere, hf) // after the repo copy
+			continue
+		}
+		if err := stageHostFile(hf, filepath.Join(ws, filepath.FromSlash(rel)), x.getenv); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.sess.Upload(ctx, ws, runtime.WorkspaceDir); err != nil {
+		return nil, fmt.Errorf("upload workspace: %w", err)
+	}
+	return elsewhere, nil
+}
+
+// inject writes the AGENTS.md / CLAUDE.md the injection decision asks for
+// into the repository copy at repoDir, and excludes them from git there.
+func (x *execution) inject(ctx context.Context, stage, repoDir string) error {
+	p := x.plan
 	org, err := p.orgAgentsMD()
 	if err != nil {
 		return err
@@ -541,62 +576,53 @@ func (x *execution) layout(ctx context.Context) error {
 		if err := os.WriteFile(hp, f.data, 0o644); err != nil {
 			return err
 		}
-		if err := s.Upload(ctx, hp, path.Join(repoDir, f.name)); err != nil {
+		if err := x.sess.Upload(ctx, hp, path.Join(repoDir, f.name)); err != nil {
 			return fmt.Errorf("inject %s: %w", f.name, err)
 		}
 		excl = append(excl, "/"+f.name)
 		x.report.Target.Injected = append(x.report.Target.Injected, f.name)
 	}
 	if len(excl) > 0 && p.TargetRepo != "" {
-		r, err := openRepo(p.TargetRepo)
-		if err != nil {
-			return err
-		}
-		prev, hasGit, note, err := gitExclude(r)
-		r.Close()
-		if err != nil {
-			return err
-		}
-		if note != "" {
-			x.note(note)
-		}
-		if hasGit {
-			var b strings.Builder
-			b.Write(prev)
-			if len(prev) > 0 && prev[len(prev)-1] != '\n' {
-				b.WriteByte('\n')
-			}
-			b.WriteString("# added by fullsend (injected for this run)\n")
-			for _, e := range excl {
-				b.WriteString(e + "\n")
-			}
-			hp := filepath.Join(stage, "exclude")
-			if err := os.WriteFile(hp, []byte(b.String()), 0o644); err != nil {
-				return err
-			}
-			if err := s.Upload(ctx, hp, path.Join(repoDir, ".git", "info", "exclude")); err != nil {
-				return fmt.Errorf("write .git/info/exclude: %w", err)
-			}
-		} else {
-			x.note("injected " + strings.Join(x.report.Target.Injected, ", ") + " not added to .git/info/exclude: the repository has no .git directory")
-		}
+		return x.excludeInjected(ctx, stage, repoDir, excl)
 	}
+	return nil
+}
 
-	// Host files outside the workspace (and inside the repository copy).
-	for _, hf := range elsewhere {
-		hp := filepath.Join(stage, "hostfiles", fmt.Sprint(hf.Index), filepath.Base(hf.Dest))
-		if err := stageHostFile(hf, hp, x.getenv); err != nil {
-			return err
-		}
-		if err := s.Upload(ctx, hp, hf.Dest); err != nil {
-			return fmt.Errorf("host_files[%d]: upload to %s: %w", hf.Index, hf.Dest, err)
-		}
+// excludeInjected appends the injected files (excl) to the copy's
+// .git/info/exclude, after the host repository's own entries; without a
+// .git directory a note says so.
+func (x *execution) excludeInjected(ctx context.Context, stage, repoDir string, excl []string) error {
+	r, err := openRepo(x.plan.TargetRepo)
+	if err != nil {
+		return err
 	}
-	if p.ReadonlyRepo {
-		res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"chmod", "-R", "a-w", "--", repoDir}})
-		if err != nil || res.ExitCode != 0 {
-			return fmt.Errorf("readonly_repo: chmod %s failed: %v %s", repoDir, err, strings.TrimSpace(string(res.Stderr)))
-		}
+	prev, hasGit, note, err := gitExclude(r)
+	r.Close()
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		x.note(note)
+	}
+	if !hasGit {
+		x.note("injected " + strings.Join(x.report.Target.Injected, ", ") + " not added to .git/info/exclude: the repository has no .git directory")
+		return nil
+	}
+	var b strings.Builder
+	b.Write(prev)
+	if len(prev) > 0 && prev[len(prev)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString("# added by fullsend (injected for this run)\n")
+	for _, e := range excl {
+		b.WriteString(e + "\n")
+	}
+	hp := filepath.Join(stage, "exclude")
+	if err := os.WriteFile(hp, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if err := x.sess.Upload(ctx, hp, path.Join(repoDir, ".git", "info", "exclude")); err != nil {
+		return fmt.Errorf("write .git/info/exclude: %w", err)
 	}
 	return nil
 }

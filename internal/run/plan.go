@@ -209,18 +209,9 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
-	if o.Cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		o.Cwd = wd
-	}
-	if o.Workspace == "" {
-		o.Workspace = o.Cwd
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	h := res.Harness
 	p := &Plan{
@@ -232,8 +223,65 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	if res.Graph != nil {
 		p.GraphHash = GraphHash(res.Graph)
 	}
+	if err := p.planRuntime(res, cfg, o); err != nil {
+		return nil, err
+	}
+	p.planBackend(cfg, o)
+	if err := p.planAgent(h); err != nil {
+		return nil, err
+	}
+	if err := p.planSkillsAndPlugins(res); err != nil {
+		return nil, err
+	}
+	p.planEnv(h, o)
+	if err := p.setHostFiles(h, o); err != nil {
+		return nil, err
+	}
+	p.planScripts(h)
+	// Sandbox spec: policy, profiles, image, limits.
+	if err := p.planSpec(h, cfg); err != nil {
+		return nil, err
+	}
+	// The agent CLI, host services, upstream run fields (claude.go).
+	if err := p.planAgentCLI(h, cfg, o); err != nil {
+		return nil, err
+	}
+	if err := p.planTarget(o); err != nil {
+		return nil, err
+	}
+	p.planOrgAgentsMD(o)
+	p.planScan(h, cfg, o)
+	p.Prompt = o.Prompt
+	if p.Prompt == "" {
+		p.Prompt = fmt.Sprintf("Run the %s agent on the repository in your working directory, following your agent definition. Write your result as JSON to %s.", p.AgentName, p.ResultPath())
+	}
+	return p, nil
+}
 
-	// Runtime: flag > harness > config > default.
+// withDefaults fills in the runner's environment, working directory and
+// workspace when the options leave them empty.
+func (o Options) withDefaults() (Options, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return o, err
+		}
+		o.Cwd = wd
+	}
+	if o.Workspace == "" {
+		o.Workspace = o.Cwd
+	}
+	return o, nil
+}
+
+// planRuntime picks the runtime (flag > harness > config > default) and
+// its RunInput options: the script runtime's file, the native runtime's
+// resume and runtime fetch.
+func (p *Plan) planRuntime(res *resolve.Result, cfg *config.Config, o Options) error {
+	h := res.Harness
 	switch {
 	case o.Runtime != "":
 		p.Runtime = o.Runtime
@@ -249,23 +297,13 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		p.RunOptions[k] = v
 	}
 	if p.Runtime == "script" {
-		s := o.Script
-		if s == "" && res.Loaded != nil && res.Loaded.File != "" && !res.Remote {
-			s = strings.TrimSuffix(strings.TrimSuffix(res.Loaded.File, ".yaml"), ".yml") + ScriptSuffix
-		}
-		if s == "" {
-			return nil, &PlanError{Field: "runtime", Err: errors.New("the script runtime needs --script FILE")}
-		}
-		abs, err := filepath.Abs(s)
+		abs, err := scriptFile(res, o)
 		if err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return nil, &PlanError{Field: "runtime", Err: fmt.Errorf("script runtime: script %s: not found (give --script FILE, or add %s beside the harness)", abs, filepath.Base(abs))}
+			return err
 		}
 		p.RunOptions["script"] = abs
 	} else if o.Script != "" {
-		return nil, &PlanError{Field: "runtime", Err: fmt.Errorf("--script is only for the script runtime (runtime is %q)", p.Runtime)}
+		return &PlanError{Field: "runtime", Err: fmt.Errorf("--script is only for the script runtime (runtime is %q)", p.Runtime)}
 	}
 	if p.Runtime == "native" {
 		if o.Resume != "" {
@@ -275,10 +313,33 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 			p.RunOptions["allow_runtime_fetch"] = "true"
 		}
 	} else if o.Resume != "" {
-		return nil, &PlanError{Field: "runtime", Err: fmt.Errorf("--resume is only supported by the native runtime (runtime is %q)", p.Runtime)}
+		return &PlanError{Field: "runtime", Err: fmt.Errorf("--resume is only supported by the native runtime (runtime is %q)", p.Runtime)}
 	}
+	return nil
+}
 
-	// Sandbox backend.
+// scriptFile is the script runtime's file: --script, else
+// <harness>.script.yaml beside a local harness; it must exist.
+func scriptFile(res *resolve.Result, o Options) (string, error) {
+	s := o.Script
+	if s == "" && res.Loaded != nil && res.Loaded.File != "" && !res.Remote {
+		s = strings.TrimSuffix(strings.TrimSuffix(res.Loaded.File, ".yaml"), ".yml") + ScriptSuffix
+	}
+	if s == "" {
+		return "", &PlanError{Field: "runtime", Err: errors.New("the script runtime needs --script FILE")}
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", &PlanError{Field: "runtime", Err: fmt.Errorf("script runtime: script %s: not found (give --script FILE, or add %s beside the harness)", abs, filepath.Base(abs))}
+	}
+	return abs, nil
+}
+
+// planBackend picks the sandbox backend: flag > config > local.
+func (p *Plan) planBackend(cfg *config.Config, o Options) {
 	p.Backend = o.Sandbox
 	if p.Backend == "" {
 		p.Backend = cfg.Sandbox.Backend
@@ -286,15 +347,18 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	if p.Backend == "" {
 		p.Backend = "local"
 	}
+}
 
-	// Agent.
+// planAgent sets the agent file, its name, the model and the sandbox
+// hooks the harness turns off.
+func (p *Plan) planAgent(h *harness.Harness) error {
 	if h.Agent == "" {
-		return nil, &PlanError{Field: "agent", Err: errors.New("the harness names no agent")}
+		return &PlanError{Field: "agent", Err: errors.New("the harness names no agent")}
 	}
 	p.AgentFile = h.Agent
 	name, err := agentName(h.Agent)
 	if err != nil {
-		return nil, &PlanError{Field: "agent", Err: err}
+		return &PlanError{Field: "agent", Err: err}
 	}
 	p.AgentName = name
 	p.Model = h.Model
@@ -303,25 +367,35 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 			p.DisabledHooks = append(p.DisabledHooks, k)
 		}
 	}
+	return nil
+}
 
-	// Skills and plugins.
+// planSkillsAndPlugins lists the skills (planSkills) and the plugins, each
+// plugin named by its basename, once.
+func (p *Plan) planSkillsAndPlugins(res *resolve.Result) error {
+	var err error
 	if p.Skills, err = planSkills(res); err != nil {
-		return nil, err
+		return err
 	}
-	for i, pl := range h.Plugins {
+	for i, pl := range res.Harness.Plugins {
 		base := filepath.Base(pl)
 		if err := runtime.CheckName("plugin", base); err != nil {
-			return nil, &PlanError{Field: fmt.Sprintf("plugins[%d]", i), Err: err}
+			return &PlanError{Field: fmt.Sprintf("plugins[%d]", i), Err: err}
 		}
 		for _, q := range p.Plugins {
 			if q.Name == base {
-				return nil, &PlanError{Field: fmt.Sprintf("plugins[%d]", i), Err: fmt.Errorf("plugin %q listed twice", base)}
+				return &PlanError{Field: fmt.Sprintf("plugins[%d]", i), Err: fmt.Errorf("plugin %q listed twice", base)}
 			}
 		}
 		p.Plugins = append(p.Plugins, SkillPlan{Name: base, HostDir: pl, Ref: pl})
 	}
+	return nil
+}
 
-	// Environment.
+// planEnv expands env.sandbox and env.runner from the runner's
+// environment (unset variables: empty, with a note); the native runtime's
+// model key never enters the sandbox.
+func (p *Plan) planEnv(h *harness.Harness, o Options) {
 	var missing []string
 	p.SandboxEnv, missing = expandMap(h.Env.Sandbox, o.Getenv)
 	if len(missing) > 0 {
@@ -334,18 +408,25 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	if len(missing) > 0 {
 		p.downgrade("env.runner: unset on the runner (empty): " + strings.Join(missing, ", "))
 	}
+}
 
-	// Host files.
+// setHostFiles plans the host files, noting each one skipped.
+func (p *Plan) setHostFiles(h *harness.Harness, o Options) error {
+	var err error
 	if p.HostFiles, err = planHostFiles(h, o); err != nil {
-		return nil, err
+		return err
 	}
 	for _, hf := range p.HostFiles {
 		if hf.Skipped != "" {
 			p.Notes = append(p.Notes, fmt.Sprintf("host_files[%d] (%s): skipped: %s", hf.Index, hf.Dest, hf.Skipped))
 		}
 	}
+	return nil
+}
 
-	// Scripts and validation.
+// planScripts sets the host scripts, the validation settings and the
+// time limits.
+func (p *Plan) planScripts(h *harness.Harness) {
 	p.PreScript, p.PostScript = h.PreScript, h.PostScript
 	p.MaxIterations = 1
 	if vl := h.ValidationLoop; vl != nil {
@@ -359,29 +440,22 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		p.WallTime = time.Duration(h.TimeoutMinutes) * time.Minute
 		p.ScriptTimeout = p.WallTime
 	}
+}
 
-	// Sandbox spec: policy, profiles, image, limits.
-	if err := p.planSpec(h, cfg); err != nil {
-		return nil, err
+// planOrgAgentsMD finds the fullsend dir's AGENTS.md (the org default).
+func (p *Plan) planOrgAgentsMD(o Options) {
+	if o.FullsendDir == "" {
+		return
 	}
+	f := filepath.Join(o.FullsendDir, "AGENTS.md")
+	if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+		p.OrgAgentsMD = f
+	}
+}
 
-	// The agent CLI, host services, upstream run fields (claude.go).
-	if err := p.planAgentCLI(h, cfg, o); err != nil {
-		return nil, err
-	}
-
-	// Target repository.
-	if err := p.planTarget(o); err != nil {
-		return nil, err
-	}
-	if o.FullsendDir != "" {
-		f := filepath.Join(o.FullsendDir, "AGENTS.md")
-		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
-			p.OrgAgentsMD = f
-		}
-	}
-
-	// Scanning.
+// planScan sets the scan options and fail mode, with notes for what the
+// harness asks that is not applied.
+func (p *Plan) planScan(h *harness.Harness, cfg *config.Config, o Options) {
 	p.Scan = scan.OptionsFromConfig(cfg, &scan.Overrides{FailMode: h.Security.FailMode, ContextInjection: h.Security.ContextInjection})
 	if o.CacheDir != "" {
 		p.Scan.FindingsLog = scan.FindingsPath(o.CacheDir)
@@ -397,12 +471,6 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	if len(h.Providers) > 0 {
 		p.downgrade(fmt.Sprintf("providers: %d OpenShell provider file(s) not applied (credentials reach the sandbox through env.sandbox and host_files)", len(h.Providers)))
 	}
-
-	p.Prompt = o.Prompt
-	if p.Prompt == "" {
-		p.Prompt = fmt.Sprintf("Run the %s agent on the repository in your working directory, following your agent definition. Write your result as JSON to %s.", p.AgentName, p.ResultPath())
-	}
-	return p, nil
 }
 
 // agentName is the agent's frontmatter name, else the file's basename

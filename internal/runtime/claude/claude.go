@@ -338,12 +338,9 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		return nil, err
 	}
 	r.iterations++
-	debugFile := ""
-	if d := in.Options[OptDebug]; d != "false" {
-		if d != "" && d != "true" {
-			return nil, r.fail("run", fmt.Errorf("option %s: %q is not true or false", OptDebug, d))
-		}
-		debugFile = fmt.Sprintf("%s/claude-debug-%d.log", LogDir, r.iterations)
+	debugFile, err := r.debugFile(in)
+	if err != nil {
+		return nil, r.fail("run", err)
 	}
 	args, err := r.Args(in, debugFile)
 	if err != nil {
@@ -373,16 +370,9 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		return nil, r.fail("hooks", err)
 	}
 	r.lastResult = in.ResultPath
-	prompt := in.FullPrompt()
-	if in.ResultPath != "" && !strings.Contains(prompt, in.ResultPath) {
-		prompt += "\n\nWrite your final result as JSON to " + in.ResultPath + "."
-	}
-	if in.ResultSchema != "" {
-		schema, err := readSchema(in.ResultSchema)
-		if err != nil {
-			return nil, r.fail("run", err)
-		}
-		prompt += "\n\nThe result must validate against this JSON Schema:\n" + schema
+	prompt, err := fullPrompt(in)
+	if err != nil {
+		return nil, r.fail("run", err)
 	}
 
 	events, endSpans := traceEvents(ctx, in.Events)
@@ -410,30 +400,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	}
 	out, sawResult := parser.Outcome()
 	out.ExitCode = res.ExitCode
-	var problem error
-	switch {
-	case execErr != nil:
-		switch {
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			out.StopReason = runtime.StopTimeout
-		case ctx.Err() != nil:
-			out.StopReason = runtime.StopCanceled
-		default:
-			out.StopReason = runtime.StopError
-		}
-		problem = execErr
-	case res.TimedOut:
-		out.StopReason = runtime.StopTimeout
-		problem = fmt.Errorf("timed out after %s", in.Timeout)
-	case res.ExitCode == 127:
-		problem = fmt.Errorf("%s not found in the sandbox (exit 127): %s; the local backend binds the runner's CLI (config.yaml runtimes.claude.binary, --claude-binary), the docker backend runs the one installed in the image", args[0], lastLine(stderr.Bytes(), res.Stderr))
-	case !sawResult:
-		problem = fmt.Errorf("claude exited %d without a result message: %s", res.ExitCode, lastLine(stderr.Bytes(), res.Stderr))
-	case out.StopReason != runtime.StopCompleted:
-		problem = errors.New(strings.Join(out.Errors, "; "))
-	case res.ExitCode != 0:
-		problem = fmt.Errorf("claude exited %d: %s", res.ExitCode, lastLine(stderr.Bytes(), res.Stderr))
-	}
+	problem := judge(ctx, in, &out, sawResult, exitOf{res: res, err: execErr, cli: args[0], stderr: stderr.Bytes()})
 	if problem == nil {
 		return &out, nil
 	}
@@ -448,6 +415,75 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		out.Errors = append(out.Errors, msg)
 	}
 	return &out, r.fail("run", problem)
+}
+
+// debugFile is this iteration's Claude Code debug log in the sandbox
+// ("" when the debug option is false).
+func (r *Runtime) debugFile(in runtime.RunInput) (string, error) {
+	d := in.Options[OptDebug]
+	if d == "false" {
+		return "", nil
+	}
+	if d != "" && d != "true" {
+		return "", fmt.Errorf("option %s: %q is not true or false", OptDebug, d)
+	}
+	return fmt.Sprintf("%s/claude-debug-%d.log", LogDir, r.iterations), nil
+}
+
+// fullPrompt is the prompt on claude's stdin: the task, where to write the
+// result and the schema it must validate against.
+func fullPrompt(in runtime.RunInput) (string, error) {
+	prompt := in.FullPrompt()
+	if in.ResultPath != "" && !strings.Contains(prompt, in.ResultPath) {
+		prompt += "\n\nWrite your final result as JSON to " + in.ResultPath + "."
+	}
+	if in.ResultSchema != "" {
+		schema, err := readSchema(in.ResultSchema)
+		if err != nil {
+			return "", err
+		}
+		prompt += "\n\nThe result must validate against this JSON Schema:\n" + schema
+	}
+	return prompt, nil
+}
+
+// exitOf is how the claude command ended: its result, the Exec error, the
+// command (args[0]) and its stderr as captured.
+type exitOf struct {
+	res    sandbox.ExecResult
+	err    error
+	cli    string
+	stderr []byte
+}
+
+// judge says what went wrong with an iteration (nil: nothing), setting
+// the stop reason of an Exec that failed or timed out.
+func judge(ctx context.Context, in runtime.RunInput, out *runtime.Outcome, sawResult bool, e exitOf) error {
+	res := e.res
+	switch {
+	case e.err != nil:
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			out.StopReason = runtime.StopTimeout
+		case ctx.Err() != nil:
+			out.StopReason = runtime.StopCanceled
+		default:
+			out.StopReason = runtime.StopError
+		}
+		return e.err
+	case res.TimedOut:
+		out.StopReason = runtime.StopTimeout
+		return fmt.Errorf("timed out after %s", in.Timeout)
+	case res.ExitCode == 127:
+		return fmt.Errorf("%s not found in the sandbox (exit 127): %s; the local backend binds the runner's CLI (config.yaml runtimes.claude.binary, --claude-binary), the docker backend runs the one installed in the image", e.cli, lastLine(e.stderr, res.Stderr))
+	case !sawResult:
+		return fmt.Errorf("claude exited %d without a result message: %s", res.ExitCode, lastLine(e.stderr, res.Stderr))
+	case out.StopReason != runtime.StopCompleted:
+		return errors.New(strings.Join(out.Errors, "; "))
+	case res.ExitCode != 0:
+		return fmt.Errorf("claude exited %d: %s", res.ExitCode, lastLine(e.stderr, res.Stderr))
+	}
+	return nil
 }
 
 // MaxSchemaSize bounds the result schema shown in the prompt.

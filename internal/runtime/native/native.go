@@ -336,20 +336,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		if prior, err = LoadState(in.RunDir); err != nil {
 			return fail("resume", err)
 		}
-		// A resumed run keeps its recorded endpoint and model unless a flag
-		// or the environment says otherwise.
-		if ro.over.Model == "" && r.o.Getenv(model.EnvModel) == "" {
-			ro.over.Model = prior.Model.Model
-		}
-		if ro.over.API == "" && r.o.Getenv(model.EnvAPI) == "" {
-			ro.over.API = string(prior.Model.API)
-		}
-		if ro.over.BaseURL == "" && r.o.Getenv(model.EnvBaseURL) == "" {
-			ro.over.BaseURL = prior.Model.BaseURL
-		}
-		if ro.over.Auth == "" && r.o.Getenv(model.EnvAuth) == "" {
-			ro.over.Auth = string(prior.Model.Auth)
-		}
+		r.keepRecordedModel(&ro.over, prior)
 	}
 	harnessModel := in.Model
 	if harnessModel == "" {
@@ -365,15 +352,10 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	if err != nil {
 		return fail("run", err)
 	}
-	client := r.o.Client
-	if client == nil {
-		c, err := model.New(mc, model.Options{HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, MaxRetries: r.o.MaxRetries,
-			Record: func(c model.Call) { rd.recordCall(nil, c); emitRetry(in, c) }})
-		if err != nil {
-			rd.close()
-			return fail("model", err)
-		}
-		client = c
+	client, err := r.client(mc, rd, in)
+	if err != nil {
+		rd.close()
+		return fail("model", err)
 	}
 	g, err := newGuard(r.boot.DisabledHooks, r.allowlists)
 	if err != nil {
@@ -383,13 +365,12 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	// Defence in depth: a harness env.sandbox entry carrying the key (e.g.
 	// FULLSEND_API_KEY: ${FULLSEND_API_KEY}) is dropped, never exported.
 	in.Env = withoutSecret(in.Env, mc)
-	workDir := in.WorkDir
-	if workDir == "" {
-		workDir = r.boot.WorkDir()
+	d := loopDeps{sess: s, client: client, mc: mc, guard: g, rd: rd, redact: redact, workDir: in.WorkDir, reg: r.skills}
+	if d.workDir == "" {
+		d.workDir = r.boot.WorkDir()
 	}
-	reg := r.skills
-	if reg == nil {
-		reg = &SkillRegistry{Skills: []*Skill{}}
+	if d.reg == nil {
+		d.reg = &SkillRegistry{Skills: []*Skill{}}
 	}
 	r.lastResult, r.lastRunDir = in.ResultPath, in.RunDir
 	ctx, cancel := context.WithTimeoutCause(ctx, ro.limits.WallTime, errWallTime)
@@ -397,56 +378,12 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 
 	var l *loop
 	if continuing {
-		tr, err := appendTranscript(in.RunDir, prior.seq, redact)
-		if err != nil {
-			rd.close()
-			return fail("resume", err)
-		}
-		limits := ro.limits
-		if ro.resume {
-			// The resumed loop keeps its recorded bounds (the same requests,
-			// the same budget) unless an option names another.
-			rec := prior.Limits
-			if in.Options[OptMaxTurns] == "" && rec.MaxTurns > 0 {
-				limits.MaxTurns = rec.MaxTurns
-			}
-			if in.Options[OptMaxOutputTokens] == "" && rec.MaxOutputTokens > 0 {
-				limits.MaxOutputTokens = rec.MaxOutputTokens
-			}
-			if in.Options[OptMaxTokensPerCall] == "" && rec.MaxTokensPerCall > 0 {
-				limits.MaxTokensPerCall = rec.MaxTokensPerCall
-			}
-		} else if in.Iteration > 1 {
-			// A new iteration gets a fresh budget on top of what was used.
-			limits.MaxTurns += prior.Turns
-			limits.MaxOutputTokens += prior.Usage.OutputTokens
-		}
-		spec := loopSpec{tools: prior.Tools, limits: limits, workDir: workDir, env: in.Env}
-		l = r.assemble(spec, client, mc, s, in.Events, reg, g, rd, tr, prior)
-		if err := tr.write(Record{Type: RecResume, Model: &mc, Limits: &limits}); err != nil {
-			l.close()
-			return fail("resume", err)
-		}
-		if in.Iteration > 1 && !ro.resume {
-			fb := fmt.Sprintf("Your previous result (iteration %d) failed validation:\n%s\nFix it and write the corrected result to %s.",
-				in.Iteration-1, strings.TrimRight(in.Feedback, "\n"), in.ResultPath)
-			if err := l.addMessage(model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(fb)}}, Record{Turn: prior.Turns}); err != nil {
-				l.close()
-				return fail("run", err)
-			}
-		}
+		l, err = r.continueLoop(in, ro, prior, d)
 	} else {
-		tools := r.toolSet(reg, ro)
-		system, err := r.systemPrompt(ctx, s, in, workDir, tools, reg, ro.resultSchema)
-		if err != nil {
-			rd.close()
-			return fail("run", err)
-		}
-		l, err = r.newLoop(loopSpec{runDir: in.RunDir, system: system, tools: tools, limits: ro.limits, workDir: workDir, env: in.Env, prompt: in.FullPrompt()},
-			client, mc, s, in.Events, reg, g, redact, rd)
-		if err != nil {
-			return fail("run", err)
-		}
+		l, err = r.startLoop(ctx, in, ro, d)
+	}
+	if err != nil {
+		return nil, err
 	}
 	defer l.close()
 	in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: mc.Model, Text: fmt.Sprintf("native loop: %s %s (%s)", mc.API, mc.Endpoint(), mc.Model)})
@@ -458,7 +395,120 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	if continuing && !ro.resume {
 		base = State{Turns: l.st.Turns, ToolCalls: l.st.ToolCalls, Usage: l.st.Usage}
 	}
-	res := l.run(ctx)
+	return r.finish(ctx, l, in, ro, base, l.run(ctx))
+}
+
+// keepRecordedModel makes a continued run keep its recorded endpoint and
+// model unless a flag or the environment says otherwise.
+func (r *Runtime) keepRecordedModel(over *model.Overrides, prior *State) {
+	if over.Model == "" && r.o.Getenv(model.EnvModel) == "" {
+		over.Model = prior.Model.Model
+	}
+	if over.API == "" && r.o.Getenv(model.EnvAPI) == "" {
+		over.API = string(prior.Model.API)
+	}
+	if over.BaseURL == "" && r.o.Getenv(model.EnvBaseURL) == "" {
+		over.BaseURL = prior.Model.BaseURL
+	}
+	if over.Auth == "" && r.o.Getenv(model.EnvAuth) == "" {
+		over.Auth = string(prior.Model.Auth)
+	}
+}
+
+// client is the model client: Options.Client, else one for mc recording
+// each HTTP call in the run directory and emitting retries.
+func (r *Runtime) client(mc model.Config, rd *runDir, in runtime.RunInput) (Completer, error) {
+	if r.o.Client != nil {
+		return r.o.Client, nil
+	}
+	return model.New(mc, model.Options{HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, MaxRetries: r.o.MaxRetries,
+		Record: func(c model.Call) { rd.recordCall(nil, c); emitRetry(in, c) }})
+}
+
+// loopDeps are the parts of a loop Run prepares before opening it.
+type loopDeps struct {
+	sess    sandbox.Session
+	client  Completer
+	mc      model.Config
+	reg     *SkillRegistry
+	guard   *guard
+	rd      *runDir
+	redact  func(string) string
+	workDir string
+}
+
+// continueLoop reopens the transcript of a resumed run or of the previous
+// iteration: a resumed loop keeps its recorded bounds, a new iteration
+// gets a fresh budget and the validation feedback. Errors are
+// *runtime.Error; on error the run directory is closed.
+func (r *Runtime) continueLoop(in runtime.RunInput, ro runOptions, prior *State, d loopDeps) (*loop, error) {
+	fail := func(op string, err error) (*loop, error) {
+		return nil, &runtime.Error{Runtime: Name, Op: op, Err: err}
+	}
+	tr, err := appendTranscript(in.RunDir, prior.seq, d.redact)
+	if err != nil {
+		d.rd.close()
+		return fail("resume", err)
+	}
+	limits := ro.limits
+	if ro.resume {
+		// The resumed loop keeps its recorded bounds (the same requests,
+		// the same budget) unless an option names another.
+		rec := prior.Limits
+		if in.Options[OptMaxTurns] == "" && rec.MaxTurns > 0 {
+			limits.MaxTurns = rec.MaxTurns
+		}
+		if in.Options[OptMaxOutputTokens] == "" && rec.MaxOutputTokens > 0 {
+			limits.MaxOutputTokens = rec.MaxOutputTokens
+		}
+		if in.Options[OptMaxTokensPerCall] == "" && rec.MaxTokensPerCall > 0 {
+			limits.MaxTokensPerCall = rec.MaxTokensPerCall
+		}
+	} else if in.Iteration > 1 {
+		// A new iteration gets a fresh budget on top of what was used.
+		limits.MaxTurns += prior.Turns
+		limits.MaxOutputTokens += prior.Usage.OutputTokens
+	}
+	spec := loopSpec{tools: prior.Tools, limits: limits, workDir: d.workDir, env: in.Env}
+	l := r.assemble(spec, d.client, d.mc, d.sess, in.Events, d.reg, d.guard, d.rd, tr, prior)
+	if err := tr.write(Record{Type: RecResume, Model: &d.mc, Limits: &limits}); err != nil {
+		l.close()
+		return fail("resume", err)
+	}
+	if in.Iteration > 1 && !ro.resume {
+		fb := fmt.Sprintf("Your previous result (iteration %d) failed validation:\n%s\nFix it and write the corrected result to %s.",
+			in.Iteration-1, strings.TrimRight(in.Feedback, "\n"), in.ResultPath)
+		if err := l.addMessage(model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(fb)}}, Record{Turn: prior.Turns}); err != nil {
+			l.close()
+			return fail("run", err)
+		}
+	}
+	return l, nil
+}
+
+// startLoop opens a fresh loop: its tools, system prompt and a new
+// transcript. Errors are *runtime.Error; on error the run directory is
+// closed.
+func (r *Runtime) startLoop(ctx context.Context, in runtime.RunInput, ro runOptions, d loopDeps) (*loop, error) {
+	tools := r.toolSet(d.reg, ro)
+	system, err := r.systemPrompt(ctx, d.sess, in, d.workDir, tools, d.reg, ro.resultSchema)
+	if err != nil {
+		d.rd.close()
+		return nil, &runtime.Error{Runtime: Name, Op: "run", Err: err}
+	}
+	l, err := r.newLoop(loopSpec{runDir: in.RunDir, system: system, tools: tools, limits: ro.limits, workDir: d.workDir, env: in.Env, prompt: in.FullPrompt()},
+		d.client, d.mc, d.sess, in.Events, d.reg, d.guard, d.redact, d.rd)
+	if err != nil {
+		return nil, &runtime.Error{Runtime: Name, Op: "run", Err: err}
+	}
+	return l, nil
+}
+
+// finish turns the loop's end into the iteration's Outcome (counted from
+// base): the result file checked, the stop record written, the result
+// event emitted.
+func (r *Runtime) finish(ctx context.Context, l *loop, in runtime.RunInput, ro runOptions, base State, res result) (*runtime.Outcome, error) {
+	redact := l.redact
 	out := &runtime.Outcome{StopReason: res.stop, Turns: l.st.Turns - base.Turns, ToolCalls: l.st.ToolCalls - base.ToolCalls,
 		InputTokens: l.st.Usage.InputTokens - base.Usage.InputTokens, OutputTokens: l.st.Usage.OutputTokens - base.Usage.OutputTokens,
 		SessionID: filepath.Base(in.RunDir)}

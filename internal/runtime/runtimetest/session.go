@@ -197,23 +197,7 @@ func (s *Session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 	for i, a := range r.Args {
 		args[i] = s.mapString(a)
 	}
-	env := map[string]string{}
-	for k, v := range s.BaseEnv {
-		env[k] = v
-	}
-	for k, v := range r.Env {
-		env[k] = v
-	}
-	path := os.Getenv("PATH")
-	if p, ok := env["PATH"]; ok {
-		path = p
-	}
-	env["PATH"] = s.binDir + string(os.PathListSeparator) + s.mapString(path)
-	envList := make([]string, 0, len(env))
-	for k, v := range env {
-		envList = append(envList, k+"="+s.mapString(v))
-	}
-	sort.Strings(envList)
+	env, envList := s.execEnv(r)
 
 	prog := args[0]
 	if !strings.Contains(prog, "/") {
@@ -247,17 +231,56 @@ func (s *Session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 		cmd.Stderr = io.MultiWriter(&stderr, unmapWriter{s, r.Stderr})
 	}
 	if err := cmd.Start(); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)) {
-			code := 127
-			if errors.Is(err, fs.ErrPermission) {
-				code = 126
-			}
-			msg := fmt.Sprintf("%s: %v\n", r.Args[0], pe.Err)
-			return sandbox.ExecResult{Stderr: []byte(msg), ExitCode: code}, nil
-		}
-		return sandbox.ExecResult{}, fmt.Errorf("exec %s: %w", r.Args[0], err)
+		return startFailure(r.Args[0], err)
 	}
+	return s.wait(ctx, cmd, r.Args[0], &stdout, &stderr)
+}
+
+// execEnv is the environment of a command: BaseEnv, then r.Env, with the
+// session's bin directory first on PATH; env as a map and as the sorted
+// NAME=value list with paths mapped.
+func (s *Session) execEnv(r sandbox.ExecRequest) (map[string]string, []string) {
+	env := map[string]string{}
+	for k, v := range s.BaseEnv {
+		env[k] = v
+	}
+	for k, v := range r.Env {
+		env[k] = v
+	}
+	path := os.Getenv("PATH")
+	if p, ok := env["PATH"]; ok {
+		path = p
+	}
+	env["PATH"] = s.binDir + string(os.PathListSeparator) + s.mapString(path)
+	envList := make([]string, 0, len(env))
+	for k, v := range env {
+		envList = append(envList, k+"="+s.mapString(v))
+	}
+	sort.Strings(envList)
+	return env, envList
+}
+
+// startFailure is the result of a command that could not start: exit
+// status 127 (not found) or 126 (not executable) as a shell gives, else
+// an error.
+func startFailure(name string, err error) (sandbox.ExecResult, error) {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)) {
+		code := 127
+		if errors.Is(err, fs.ErrPermission) {
+			code = 126
+		}
+		msg := fmt.Sprintf("%s: %v\n", name, pe.Err)
+		return sandbox.ExecResult{Stderr: []byte(msg), ExitCode: code}, nil
+	}
+	return sandbox.ExecResult{}, fmt.Errorf("exec %s: %w", name, err)
+}
+
+// wait waits for a started command (killing its process group when ctx
+// ends) and turns its end into an ExecResult: a timeout is ExitCode -1
+// and TimedOut, a cancellation exit status 137 and ctx's error, a signal
+// 128+N.
+func (s *Session) wait(ctx context.Context, cmd *exec.Cmd, name string, stdout, stderr *bytes.Buffer) (sandbox.ExecResult, error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var werr error
@@ -280,7 +303,7 @@ func (s *Session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 	default:
 		var ee *exec.ExitError
 		if !errors.As(werr, &ee) {
-			return res, fmt.Errorf("exec %s: %w", r.Args[0], werr)
+			return res, fmt.Errorf("exec %s: %w", name, werr)
 		}
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.ExitCode = 128 + int(ws.Signal())

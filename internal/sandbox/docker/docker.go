@@ -190,30 +190,76 @@ func (s *session) start(ctx context.Context, img string) error {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
 	}
 	proxy := !s.spec.Network.None()
-	var ln net.Listener
 	if proxy {
-		// A unix socket path must stay under 108 bytes: use a short dir.
-		pdir, err := os.MkdirTemp("", "fsx-"+s.id)
+		m, err := s.startProxy()
 		if err != nil {
 			return err
 		}
-		s.sockDir = pdir
-		os.Chmod(pdir, 0o755)
-		if ln, err = net.Listen("unix", filepath.Join(pdir, "proxy.sock")); err != nil {
-			return fmt.Errorf("docker sandbox: proxy socket: %w", err)
-		}
-		os.Chmod(filepath.Join(pdir, "proxy.sock"), 0o666)
-		s.proxy, err = egress.New(egress.Config{
-			Allow: s.spec.Network.Allow, Services: s.spec.Network.Services,
-			AllowedPrivateNetworks: s.b.opts.AllowedPrivateNetworks, Resolver: s.b.opts.Resolver, Log: s.spec.Network.Log,
-		})
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		go s.proxy.Serve(ln)
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: pdir, Target: proxyDir, ReadOnly: true})
+		mounts = append(mounts, m)
 	}
+	cfg, hc := s.containerConfig(img, mounts)
+	created, err := s.b.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: "fullsend-" + s.id})
+	if err != nil {
+		return fmt.Errorf("docker sandbox: create: %w", err)
+	}
+	s.cid = created.ID
+	if _, err := s.b.cli.ContainerStart(ctx, s.cid, client.ContainerStartOptions{}); err != nil {
+		return fmt.Errorf("docker sandbox: start: %w", err)
+	}
+	if in, err := s.b.cli.ContainerInspect(ctx, s.cid, client.ContainerInspectOptions{}); err == nil && in.Container.State != nil {
+		s.initPid = in.Container.State.Pid
+	}
+	// Every command runs through the fullsend binary (the confine role):
+	// check once that it runs in this image.
+	var out bytes.Buffer
+	code, _, err := s.exec(ctx, []string{sandbox.BinaryPath, "", "0"}, []string{guest.EnvRole + "=confine"}, s.user, "/", 0, nil, &out, &out, "")
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(out.String()))
+	}
+	if err != nil {
+		return fmt.Errorf("docker sandbox: %s does not run in image %s (it must be a static build): %w", sandbox.BinaryPath, img, err)
+	}
+	if proxy {
+		if err := s.startForwarder(ctx); err != nil {
+			return err
+		}
+	}
+	s.watchMounts()
+	return nil
+}
+
+// startProxy serves the session's egress proxy on a unix socket in a
+// fresh short directory, returned as the mount that brings it into the
+// container.
+func (s *session) startProxy() (mount.Mount, error) {
+	// A unix socket path must stay under 108 bytes: use a short dir.
+	pdir, err := os.MkdirTemp("", "fsx-"+s.id)
+	if err != nil {
+		return mount.Mount{}, err
+	}
+	s.sockDir = pdir
+	os.Chmod(pdir, 0o755)
+	ln, err := net.Listen("unix", filepath.Join(pdir, "proxy.sock"))
+	if err != nil {
+		return mount.Mount{}, fmt.Errorf("docker sandbox: proxy socket: %w", err)
+	}
+	os.Chmod(filepath.Join(pdir, "proxy.sock"), 0o666)
+	s.proxy, err = egress.New(egress.Config{
+		Allow: s.spec.Network.Allow, Services: s.spec.Network.Services,
+		AllowedPrivateNetworks: s.b.opts.AllowedPrivateNetworks, Resolver: s.b.opts.Resolver, Log: s.spec.Network.Log,
+	})
+	if err != nil {
+		ln.Close()
+		return mount.Mount{}, err
+	}
+	go s.proxy.Serve(ln)
+	return mount.Mount{Type: mount.TypeBind, Source: pdir, Target: proxyDir, ReadOnly: true}, nil
+}
+
+// containerConfig is the session's container: no network, no
+// capabilities, a read-only root with size-limited tmpfs mounts, the
+// spec's limits, and a shell that only waits.
+func (s *session) containerConfig(img string, mounts []mount.Mount) (*container.Config, *container.HostConfig) {
 	labels := map[string]string{"fullsend.session": s.id}
 	for k, v := range s.spec.Labels {
 		labels[k] = v
@@ -247,32 +293,13 @@ func (s *session) start(ctx context.Context, img string) error {
 		WorkingDir: "/",
 		Hostname:   "sandbox",
 	}
-	created, err := s.b.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: "fullsend-" + s.id})
-	if err != nil {
-		return fmt.Errorf("docker sandbox: create: %w", err)
-	}
-	s.cid = created.ID
-	if _, err := s.b.cli.ContainerStart(ctx, s.cid, client.ContainerStartOptions{}); err != nil {
-		return fmt.Errorf("docker sandbox: start: %w", err)
-	}
-	if in, err := s.b.cli.ContainerInspect(ctx, s.cid, client.ContainerInspectOptions{}); err == nil && in.Container.State != nil {
-		s.initPid = in.Container.State.Pid
-	}
-	// Every command runs through the fullsend binary (the confine role):
-	// check once that it runs in this image.
-	var out bytes.Buffer
-	code, _, err := s.exec(ctx, []string{sandbox.BinaryPath, "", "0"}, []string{guest.EnvRole + "=confine"}, s.user, "/", 0, nil, &out, &out, "")
-	if err == nil && code != 0 {
-		err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(out.String()))
-	}
-	if err != nil {
-		return fmt.Errorf("docker sandbox: %s does not run in image %s (it must be a static build): %w", sandbox.BinaryPath, img, err)
-	}
-	if proxy {
-		if err := s.startForwarder(ctx); err != nil {
-			return err
-		}
-	}
+	return cfg, hc
+}
+
+// watchMounts ends the session (kills the container) when its read-write
+// mounts grow past workspace_size.
+func (s *session) watchMounts() {
+	l := s.limits
 	var rw []string
 	for _, m := range s.spec.Mounts {
 		if !m.ReadOnly {
@@ -288,7 +315,6 @@ func (s *session) start(ctx context.Context, img string) error {
 		defer cancel()
 		s.b.cli.ContainerKill(kctx, s.cid, client.ContainerKillOptions{Signal: "KILL"})
 	})
-	return nil
 }
 
 // startForwarder runs "fullsend" in forwarder mode inside the container

@@ -354,64 +354,98 @@ func (p *Proxy) handle(c net.Conn) {
 	}
 	lr.N = math.MaxInt64
 	c.SetReadDeadline(time.Time{})
-	ctx := context.Background()
-	p.mu.Lock()
-	allow := p.allow
-	p.mu.Unlock()
-	tag := ""
-	if p.auth != nil {
-		a, t, err := p.auth(req)
-		if err == nil {
-			allow, err = parseAllow(a)
-		}
-		tag = t
-		if err != nil {
-			dest := req.RequestURI
-			if req.URL != nil && req.URL.Host != "" {
-				dest = req.URL.Host
-			}
-			p.logLine(tag, fmt.Sprintf("deny %s: proxy authorization: %v", dest, err))
-			body := "fullsend egress gateway: proxy authorization required\n"
-			fmt.Fprintf(c, "HTTP/1.1 407 %s\r\nProxy-Authenticate: Basic realm=\"fullsend\"\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-				http.StatusText(http.StatusProxyAuthRequired), len(body), body)
-			return
-		}
-	}
-	checked := func(host string, port int) ([]netip.Addr, error) {
-		addrs, err := p.check(ctx, host, port, allow)
-		p.record(host, port, err)
-		if err != nil {
-			p.logDenial(tag, err)
-		} else if p.logAllow {
-			p.logLine(tag, "allow "+net.JoinHostPort(strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), "."), strconv.Itoa(port)))
-		}
-		return addrs, err
-	}
-	if req.Method == http.MethodConnect {
-		up := p.upstream(ctx, c, req.RequestURI, 443, checked, "connect %s: upstream unreachable")
-		if up == nil {
-			return
-		}
-		defer up.Close()
-		defer p.track(up, false)
-		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			return
-		}
-		// Bytes the client already sent after the CONNECT head.
-		if n := br.Buffered(); n > 0 {
-			b, _ := br.Peek(n)
-			if _, err := up.Write(b); err != nil {
-				return
-			}
-		}
-		pipe(c, up)
+	g, ok := p.authorize(c, req)
+	if !ok {
 		return
 	}
+	if req.Method == http.MethodConnect {
+		g.connect(c, br, req)
+		return
+	}
+	g.forward(c, req)
+}
+
+// gate decides the destinations of one client request: the allowlist in
+// force for it and the tag of its log lines.
+type gate struct {
+	p     *Proxy
+	allow []sandbox.AllowEntry
+	tag   string
+}
+
+// authorize is the gate of req: the proxy's allowlist, or the one the
+// Authorize hook gives. A refused authorization is answered with 407 and
+// ok false.
+func (p *Proxy) authorize(c net.Conn, req *http.Request) (g gate, ok bool) {
+	p.mu.Lock()
+	g = gate{p: p, allow: p.allow}
+	p.mu.Unlock()
+	if p.auth == nil {
+		return g, true
+	}
+	a, t, err := p.auth(req)
+	if err == nil {
+		g.allow, err = parseAllow(a)
+	}
+	g.tag = t
+	if err != nil {
+		dest := req.RequestURI
+		if req.URL != nil && req.URL.Host != "" {
+			dest = req.URL.Host
+		}
+		p.logLine(g.tag, fmt.Sprintf("deny %s: proxy authorization: %v", dest, err))
+		body := "fullsend egress gateway: proxy authorization required\n"
+		fmt.Fprintf(c, "HTTP/1.1 407 %s\r\nProxy-Authenticate: Basic realm=\"fullsend\"\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+			http.StatusText(http.StatusProxyAuthRequired), len(body), body)
+		return g, false
+	}
+	return g, true
+}
+
+// check decides host:port, recording and logging the decision.
+func (g gate) check(host string, port int) ([]netip.Addr, error) {
+	p := g.p
+	addrs, err := p.check(context.Background(), host, port, g.allow)
+	p.record(host, port, err)
+	if err != nil {
+		p.logDenial(g.tag, err)
+	} else if p.logAllow {
+		p.logLine(g.tag, "allow "+net.JoinHostPort(strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), "."), strconv.Itoa(port)))
+	}
+	return addrs, err
+}
+
+// connect serves a CONNECT request: a tunnel to an allowed destination.
+func (g gate) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
+	p := g.p
+	up := p.upstream(context.Background(), c, req.RequestURI, 443, g.check, "connect %s: upstream unreachable")
+	if up == nil {
+		return
+	}
+	defer up.Close()
+	defer p.track(up, false)
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	// Bytes the client already sent after the CONNECT head.
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		if _, err := up.Write(b); err != nil {
+			return
+		}
+	}
+	pipe(c, up)
+}
+
+// forward serves an absolute http:// request to an allowed destination,
+// one request per connection.
+func (g gate) forward(c net.Conn, req *http.Request) {
+	p := g.p
 	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
 		respond(c, http.StatusBadRequest, "only CONNECT and absolute http:// requests are proxied")
 		return
 	}
-	up := p.upstream(ctx, c, req.URL.Host, 80, checked, "upstream %s unreachable")
+	up := p.upstream(context.Background(), c, req.URL.Host, 80, g.check, "upstream %s unreachable")
 	if up == nil {
 		return
 	}
