@@ -363,13 +363,11 @@ func (cs *cgroupSet) add(pid int) error {
 // prime makes the next cgroup move cheap. Moving a task between cgroups
 // takes a lock whose writers wait for an RCU grace period (milliseconds)
 // unless another move took it within about a grace period. Rewriting pid —
-// the sandbox init — into a home group (where it already is: nothing
-// moves) starts that wait now, in the background, so that the move an
-// exec's pid 1 makes into the exec's groups once it has started finds the
-// lock ready. Errors do not matter here.
+// the sandbox init, already in the first home group: nothing moves — there
+// starts that wait early. Errors do not matter here.
 func (cs *cgroupSet) prime(pid int) {
 	if h := cs.homes(); len(h) > 0 {
-		go os.WriteFile(filepath.Join(h[0], "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+		os.WriteFile(filepath.Join(h[0], "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
 	}
 }
 

@@ -165,6 +165,23 @@ type session struct {
 
 	termOnce sync.Once
 	termErr  error
+
+	// reaped is set (under reapMu) before Terminate reaps the init: from
+	// then on its pid may name another process.
+	reapMu sync.RWMutex
+	reaped bool
+}
+
+// prime runs while the supervisor starts an exec's pid 1, so that the pid
+// 1's move into the exec's cgroups finds the grace period over (see
+// cgroupSet.prime); it uses the init's pid only while the init is
+// unreaped.
+func (s *session) prime() {
+	s.reapMu.RLock()
+	defer s.reapMu.RUnlock()
+	if !s.reaped {
+		s.cg.prime(s.cmd.Process.Pid)
+	}
 }
 
 func (s *session) ID() string { return s.id }
@@ -530,7 +547,7 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 		return sandbox.ExecResult{}, fmt.Errorf("local sandbox %s: exec %s: %w", s.id, r.Args[0], err)
 	}
 	defer eg.remove()
-	s.cg.prime(s.cmd.Process.Pid)
+	go s.prime()
 	p, err := stdioPipes()
 	if err != nil {
 		return sandbox.ExecResult{}, err
@@ -712,6 +729,9 @@ func (s *session) Terminate(ctx context.Context) error {
 		}
 		if s.cmd != nil && s.cmd.Process != nil {
 			s.cmd.Process.Kill()
+			s.reapMu.Lock()
+			s.reaped = true
+			s.reapMu.Unlock()
 			s.cmd.Wait()
 		}
 		if s.initCtl != nil {
