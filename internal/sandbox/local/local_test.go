@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -394,12 +395,44 @@ func TestExecPlacement(t *testing.T) {
 		if !strings.Contains(string(cg), "/fullsend-"+s.ID()) || inAgent != (who == "command") {
 			t.Errorf("%s (pid %d) in the wrong groups:\n%s", who, pid, cg)
 		}
+		if who == "supervisor" {
+			checkCloexec(t, pid)
+		}
 		pid, _ = strconv.Atoi(procField(t, pid, "PPid"))
 	}
 	if err := s.Terminate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	<-done
+}
+
+// checkCloexec: every descriptor of process pid above stdio is
+// close-on-exec, so that nothing it starts (a pid 1, an archive helper)
+// inherits one it was not handed on purpose.
+func checkCloexec(t *testing.T, pid int) {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Logf("descriptors of %d not readable here: %v", pid, err)
+		return
+	}
+	for _, e := range ents {
+		fd, _ := strconv.Atoi(e.Name())
+		info, err := os.ReadFile(dir + "/" + e.Name())
+		if fd < 3 || err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(l, "flags:"); ok {
+				flags, _ := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+				if flags&syscall.O_CLOEXEC == 0 {
+					target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
+					t.Errorf("descriptor %d (%s) of process %d is inherited by what it starts", fd, target, pid)
+				}
+			}
+		}
+	}
 }
 
 // TestExecCannotSignalItsPid1: the pid 1 that started the command ignores

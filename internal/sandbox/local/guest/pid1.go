@@ -131,7 +131,7 @@ func cloexecFrom(first int) error {
 	if unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
 		return nil
 	}
-	// Before Linux 5.11: one by one (this pid namespace's /proc is mounted).
+	// Before Linux 5.11: one by one.
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return fmt.Errorf("list descriptors: %w", err)

@@ -51,9 +51,14 @@ func runSupervisor() error {
 	os.Unsetenv(envSuper)
 	os.Unsetenv(envHome)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	// Nothing this process starts inherits a descriptor it did not pass
+	// on purpose: not the home files, not any the fullsend process got from
+	// its own parent without close-on-exec.
+	if err := cloexecFrom(fdCtl); err != nil {
+		return err
+	}
 	home := make([]*os.File, nHome)
 	for i := range home {
-		unix.CloseOnExec(fdHome + i)
 		home[i] = os.NewFile(uintptr(fdHome+i), "cgroup.procs")
 	}
 	// The ambient capability was only the way in; children that are not an
