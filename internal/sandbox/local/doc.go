@@ -60,6 +60,11 @@
 // process, the enter step, which is forked outside, joins the exec's
 // cgroups, sets the rlimits and becomes the command.
 //
+// The supervisor and each pid 1 mark every descriptor above stdio
+// close-on-exec first: nothing they start inherits one by accident (their
+// control channels, cgroup.procs files, or whatever the fullsend process
+// got from its own parent without close-on-exec).
+//
 // So an agent command sees only the processes of its own exec, under a
 // pid 1 that ignores every signal it can be sent (the kernel drops SIGKILL
 // and SIGSTOP sent to a namespace's init from inside, and it catches and
@@ -103,10 +108,10 @@
 //     move came just before: the host moves the init while it starts, the
 //     init moves the supervisor while it builds the root, and the host
 //     rewrites the init's group at the start of every exec so that the pid
-//     1's move finds that wait already over. Files the agent writes to /sandbox and
-//     /tmp are memory and count against the memory limit; files uploaded
-//     by the host are charged to the session, not to "agent". An OOM kill
-//     is reported in ExecResult.OOMKilled from the exec's own group
+//     1's move finds that wait already over. Files the agent writes to
+//     /sandbox and /tmp are memory and count against the memory limit;
+//     files uploaded by the host are charged to the session, not to
+//     "agent". An OOM kill is reported in ExecResult.OOMKilled from the exec's own group
 //     (memory.events oom_kill on v2, memory.oom_control oom_kill on v1).
 //   - Without a usable cgroup, the fallbacks are rlimits set on each
 //     command: RLIMIT_AS = MemoryBytes per process (allocations fail inside,
