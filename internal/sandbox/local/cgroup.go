@@ -338,19 +338,53 @@ func newCgroupsIn(env cgroupEnv, id string, l sandbox.Limits) (cs *cgroupSet, er
 	return cs, nil
 }
 
-// add moves pid (the sandbox init) into the session: the sys group on v2,
-// the session group of each v1 hierarchy.
-func (cs *cgroupSet) add(pid int) error {
-	dirs := cs.sessions
-	if cs.v2 {
-		dirs = []string{cs.sys}
+// homes are the groups of the sandbox's own processes: the sys group on
+// v2, the session group of each v1 hierarchy.
+func (cs *cgroupSet) homes() []string {
+	if cs == nil {
+		return nil
 	}
-	for _, d := range dirs {
+	if cs.v2 {
+		return []string{cs.sys}
+	}
+	return cs.sessions
+}
+
+// add moves pid (the sandbox init) into the home groups.
+func (cs *cgroupSet) add(pid int) error {
+	for _, d := range cs.homes() {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 			return fmt.Errorf("cgroup %s: %w", d, err)
 		}
 	}
 	return nil
+}
+
+// prime makes the next cgroup move cheap. Moving a task between cgroups
+// takes a lock whose writers wait for an RCU grace period (milliseconds)
+// unless another move took it within about a grace period. Rewriting pid —
+// the sandbox init, already in the first home group: nothing moves — there
+// starts that wait early. Errors do not matter here.
+func (cs *cgroupSet) prime(pid int) {
+	if h := cs.homes(); len(h) > 0 {
+		os.WriteFile(filepath.Join(h[0], "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+	}
+}
+
+// openHomes opens the cgroup.procs file of each home group for writing,
+// for the supervisor, which joins them itself, and each exec's pid 1,
+// which returns to them once its command is started (see newExec).
+func (cs *cgroupSet) openHomes() ([]*os.File, error) {
+	var fs []*os.File
+	for _, d := range cs.homes() {
+		f, err := os.OpenFile(filepath.Join(d, "cgroup.procs"), os.O_WRONLY, 0)
+		if err != nil {
+			closeAll(fs)
+			return nil, fmt.Errorf("cgroup %s: %w", d, err)
+		}
+		fs = append(fs, f)
+	}
+	return fs, nil
 }
 
 // execGroup is the group of one exec's commands (one directory per
@@ -363,8 +397,9 @@ type execGroup struct {
 }
 
 // newExec creates the groups of one exec and opens their cgroup.procs for
-// writing: the command joins them by writing "0" (the descriptors carry
-// this process' credentials, so the unprivileged command may).
+// writing: the exec's pid 1 (or the enter step) joins them by writing "0"
+// before the command starts (the descriptors carry this process'
+// credentials, so the unprivileged pid 1 may).
 func (cs *cgroupSet) newExec() (*execGroup, error) {
 	if cs == nil || len(cs.agents) == 0 {
 		return &execGroup{}, nil

@@ -25,9 +25,11 @@
 //     namespace and hands the listening socket to the host, where the egress
 //     proxy serves it: connections made inside the sandbox are accepted by the
 //     host process directly (no socket file inside, no forwarder hop);
-//  4. starts the supervisor in a nested user namespace U as uid/gid 1000,
-//     sets user.max_user_namespaces=0 for everything below it, reports
-//     ready and then only reaps orphans.
+//  4. starts the supervisor in a nested user namespace U as uid/gid 1000 —
+//     first of all, so that its start-up overlaps steps 1-3 (it is this same
+//     binary, and its root follows the pivot) — moves it into the
+//     sandbox's own cgroups, sets user.max_user_namespaces=0 for everything
+//     below it, reports ready and then only reaps orphans.
 //
 // The supervisor holds CAP_SYS_ADMIN in U only — U owns no mount, network or
 // other namespace, so that capability governs nothing but namespaces the
@@ -44,9 +46,24 @@
 // reboot, clock setting, io_uring, handle-based opens, …; socket(2) and
 // socketpair(2) of any family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK
 // fail with EAFNOSUPPORT, so AF_VSOCK cannot bypass the network namespace;
-// system calls of a foreign ABI fail with ENOSYS), then starts the command
-// in its own session and reaps until it exits. clone3 cannot be filtered by
-// flags, which is why the init lowers the user namespace limit.
+// system calls of a foreign ABI fail with ENOSYS) and RLIMIT_FSIZE, marks
+// every descriptor but the command's stdio close-on-exec, then starts the
+// command in its own session and reaps until it exits. clone3 cannot be
+// filtered by flags, which is why the init lowers the user namespace limit.
+//
+// The command is started by that pid 1 itself, so an exec costs one start
+// of the fullsend binary: the pid 1 moves into the exec's cgroups, forks
+// and executes the command there (it is born in them) and moves back (see
+// Limits). Only when rlimits stand in for missing controllers, or when that
+// fork fails (the agent's pids budget is spent, say by a fork bomb in
+// another exec), does it start the command through a second, short
+// process, the enter step, which is forked outside, joins the exec's
+// cgroups, sets the rlimits and becomes the command.
+//
+// The supervisor and each pid 1 mark every descriptor above stdio
+// close-on-exec first: nothing they start inherits one by accident (their
+// control channels, cgroup.procs files, or whatever the fullsend process
+// got from its own parent without close-on-exec).
 //
 // So an agent command sees only the processes of its own exec, under a
 // pid 1 that ignores every signal it can be sent (the kernel drops SIGKILL
@@ -79,15 +96,22 @@
 //     v1 hierarchy (pids, memory, cpu; as root). The session group gets
 //     pids.max = Pids + PidsReserve and the CPU quota; its "agent" child
 //     gets pids.max = Pids and the memory limit (swap 0), and each exec's
-//     commands join a child of "agent" of their own (the enter step writes
-//     itself to its cgroup.procs before it becomes the command). The init,
-//     the supervisor, every exec's pid 1 and the archive helpers stay outside
-//     "agent" (v2: in "sys"), so a fork bomb or an allocation storm fails
-//     inside (EAGAIN, OOM kill of an agent process) while the sandbox keeps
-//     starting and serving execs. Files the agent writes to /sandbox and
-//     /tmp are memory and count against the memory limit; files uploaded
-//     by the host are charged to the session, not to "agent". An OOM kill
-//     is reported in ExecResult.OOMKilled from the exec's own group
+//     commands are born in a child of "agent" of their own: the exec's pid 1
+//     writes itself to its cgroup.procs, forks and executes the command,
+//     and writes itself back to its own group (or the enter step writes
+//     itself there before it becomes the command). The init, the
+//     supervisor, every exec's pid 1 (but for that fork) and the archive
+//     helpers stay outside "agent" (v2: in "sys"), so a fork bomb or an
+//     allocation storm fails inside (EAGAIN, OOM kill of an agent process)
+//     while the sandbox keeps starting and serving execs. A move between
+//     cgroups waits for an RCU grace period (milliseconds) unless another
+//     move came just before: the host moves the init while it starts, the
+//     init moves the supervisor while it builds the root, and the host
+//     rewrites the init's group at the start of every exec so that the pid
+//     1's move finds that wait already over. Files the agent writes to
+//     /sandbox and /tmp are memory and count against the memory limit;
+//     files uploaded by the host are charged to the session, not to
+//     "agent". An OOM kill is reported in ExecResult.OOMKilled from the exec's own group
 //     (memory.events oom_kill on v2, memory.oom_control oom_kill on v1).
 //   - Without a usable cgroup, the fallbacks are rlimits set on each
 //     command: RLIMIT_AS = MemoryBytes per process (allocations fail inside,

@@ -165,6 +165,23 @@ type session struct {
 
 	termOnce sync.Once
 	termErr  error
+
+	// reaped is set (under reapMu) before Terminate reaps the init: from
+	// then on its pid may name another process.
+	reapMu sync.RWMutex
+	reaped bool
+}
+
+// prime runs while the supervisor starts an exec's pid 1, so that the pid
+// 1's move into the exec's cgroups finds the grace period over (see
+// cgroupSet.prime); it uses the init's pid only while the init is
+// unreaped.
+func (s *session) prime() {
+	s.reapMu.RLock()
+	defer s.reapMu.RUnlock()
+	if !s.reaped {
+		s.cg.prime(s.cmd.Process.Pid)
+	}
 }
 
 func (s *session) ID() string { return s.id }
@@ -194,19 +211,41 @@ func (s *session) start(ctx context.Context) error {
 	if s.cg, err = newCgroups(s.id, s.limits); err != nil {
 		return fmt.Errorf("local sandbox: cgroups: %w", err)
 	}
-	l := s.limits
-	sup := guest.SuperConfig{AgentUID: AgentUID, AgentGID: AgentGID, FSize: uint64(l.WorkspaceBytes)}
-	if _, ok := s.cg.enforced["pids"]; !ok {
-		sup.Nproc = uint64(l.Pids)
+	home, err := s.cg.openHomes()
+	if err != nil {
+		return fmt.Errorf("local sandbox: %w", err)
 	}
-	if _, ok := s.cg.enforced["memory"]; !ok {
-		sup.AS = uint64(l.MemoryBytes)
+	defer closeAll(home)
+	if err := s.startInit(); err != nil {
+		return err
 	}
-	proxy := !s.spec.Network.None()
-	if proxy {
-		sup.ProxyPort = guest.ProxyPort
+	// Moving a task between cgroups waits for an RCU grace period, often
+	// milliseconds: the init's move runs while it starts and builds the
+	// root. Nothing it starts before being moved stays outside (the
+	// supervisor joins the same groups itself).
+	placed := make(chan error, 1)
+	go func() { placed <- s.cg.add(s.cmd.Process.Pid) }()
+	cfg, err := s.sendConfig(home)
+	if err == nil {
+		err = s.awaitInit(ctx, cfg.Proxy)
 	}
+	if perr := <-placed; err == nil && perr != nil {
+		err = fmt.Errorf("local sandbox: %w", perr)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.await(ctx, s.super, "supervisor"); err != nil {
+		return err
+	}
+	go s.dispatch()
+	s.watchMounts()
+	return nil
+}
 
+// startInit starts the sandbox init in its new namespaces, with the
+// control socket to the host and the supervisor's end of its own.
+func (s *session) startInit() error {
 	initCtl, initChild, err := socketPair()
 	if err != nil {
 		return err
@@ -244,16 +283,30 @@ func (s *session) start(ctx context.Context) error {
 		return fmt.Errorf("local sandbox: start init: %w", err)
 	}
 	s.cmd = cmd
-	if err := s.cg.add(cmd.Process.Pid); err != nil {
-		return fmt.Errorf("local sandbox: %w", err)
-	}
+	return nil
+}
 
-	// Descriptors handed to the init: the binary, /sandbox, each mount.
+// sendConfig sends the init its configuration with the descriptors it
+// needs: the binary and each mount (as root, detached mounts), then home,
+// the cgroup.procs files the supervisor joins.
+func (s *session) sendConfig(home []*os.File) (*guest.InitConfig, error) {
+	l := s.limits
+	sup := guest.SuperConfig{AgentUID: AgentUID, AgentGID: AgentGID, FSize: uint64(l.WorkspaceBytes)}
+	if _, ok := s.cg.enforced["pids"]; !ok {
+		sup.Nproc = uint64(l.Pids)
+	}
+	if _, ok := s.cg.enforced["memory"]; !ok {
+		sup.AS = uint64(l.MemoryBytes)
+	}
+	proxy := !s.spec.Network.None()
+	if proxy {
+		sup.ProxyPort = guest.ProxyPort
+	}
 	var files []*os.File
 	defer func() { closeAll(files) }()
 	addFile := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
 	root := os.Geteuid() == 0
-	idm := &idmapper{initPid: cmd.Process.Pid, hostUID: s.hostUID, hostGID: s.hostGID}
+	idm := &idmapper{initPid: s.cmd.Process.Pid, hostUID: s.hostUID, hostGID: s.hostGID}
 	defer idm.close()
 	// source describes a host path for the init: as root, a detached
 	// (idmapped when asked) mount, because the agent's host uid may not even
@@ -274,14 +327,15 @@ func (s *session) start(ctx context.Context) error {
 		mc.FD = addFile(f)
 		return mc, nil
 	}
-	cfg := &guest.InitConfig{ID: s.id, Proxy: proxy, SandboxBytes: l.WorkspaceBytes, TmpBytes: l.TmpBytes}
+	cfg := &guest.InitConfig{ID: s.id, Proxy: proxy, SandboxBytes: l.WorkspaceBytes, TmpBytes: l.TmpBytes, Home: len(home)}
+	var err error
 	if cfg.Exe, err = source(s.backend.exe, sandbox.BinaryPath, true, false); err != nil {
-		return err
+		return nil, err
 	}
 	for _, m := range s.spec.Mounts {
 		mc, err := source(m.Source, m.Target, m.ReadOnly, true)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if m.ReadOnly {
 			sup.RO = append(sup.RO, m.Target)
@@ -291,12 +345,15 @@ func (s *session) start(ctx context.Context) error {
 		cfg.Mounts = append(cfg.Mounts, mc)
 	}
 	cfg.Super = sup
-	if err := send(initCtl, guest.Message{Op: "config", Config: cfg}, files...); err != nil {
-		return fmt.Errorf("local sandbox: configure init: %w", err)
+	err = send(s.initCtl, guest.Message{Op: "config", Config: cfg}, append(files, home...)...)
+	if err != nil {
+		return nil, fmt.Errorf("local sandbox: configure init: %w", err)
 	}
-	closeAll(files)
-	files = nil
+	return cfg, nil
+}
 
+// await returns the next message on c, which must be "ready".
+func (s *session) await(ctx context.Context, c *net.UnixConn, who string) ([]*os.File, error) {
 	type result struct {
 		m     guest.Message
 		files []*os.File
@@ -304,14 +361,14 @@ func (s *session) start(ctx context.Context) error {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		m, f, err := recv(initCtl)
+		m, f, err := recv(c)
 		ch <- result{m, f, err}
 	}()
 	var r result
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
-		return fmt.Errorf("local sandbox: provision: %w", ctx.Err())
+		return nil, fmt.Errorf("local sandbox: provision: %w", ctx.Err())
 	}
 	if r.err != nil || r.m.Op != "ready" {
 		closeAll(r.files)
@@ -322,34 +379,42 @@ func (s *session) start(ctx context.Context) error {
 		if e := strings.TrimSpace(s.stderrText()); e != "" {
 			msg += ": " + e
 		}
-		return fmt.Errorf("local sandbox: init: %s", msg)
+		return nil, fmt.Errorf("local sandbox: %s: %s", who, msg)
 	}
-	if proxy {
-		if len(r.files) != 1 {
-			closeAll(r.files)
-			return fmt.Errorf("local sandbox: init sent no proxy endpoint")
-		}
-		ln, err := net.FileListener(r.files[0])
-		r.files[0].Close()
-		if err != nil {
-			return fmt.Errorf("local sandbox: proxy endpoint: %w", err)
-		}
-		p, err := egress.New(egress.Config{
-			Allow: s.spec.Network.Allow, Services: s.spec.Network.Services,
-			AllowedPrivateNetworks: s.backend.opts.AllowedPrivateNetworks,
-			Resolver:               s.backend.opts.Resolver, Log: s.spec.Network.Log,
-		})
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		s.proxy = p
-		go p.Serve(ln)
-	} else {
-		closeAll(r.files)
+	return r.files, nil
+}
+
+// awaitInit waits for the init's "ready" and, with network access, starts
+// the egress proxy on the listening socket that comes with it.
+func (s *session) awaitInit(ctx context.Context, proxy bool) error {
+	files, err := s.await(ctx, s.initCtl, "init")
+	if err != nil {
+		return err
 	}
-	go s.dispatch()
-	s.watchMounts()
+	if !proxy {
+		closeAll(files)
+		return nil
+	}
+	if len(files) != 1 {
+		closeAll(files)
+		return fmt.Errorf("local sandbox: init sent no proxy endpoint")
+	}
+	ln, err := net.FileListener(files[0])
+	files[0].Close()
+	if err != nil {
+		return fmt.Errorf("local sandbox: proxy endpoint: %w", err)
+	}
+	p, err := egress.New(egress.Config{
+		Allow: s.spec.Network.Allow, Services: s.spec.Network.Services,
+		AllowedPrivateNetworks: s.backend.opts.AllowedPrivateNetworks,
+		Resolver:               s.backend.opts.Resolver, Log: s.spec.Network.Log,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.proxy = p
+	go p.Serve(ln)
 	return nil
 }
 
@@ -482,20 +547,12 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 		return sandbox.ExecResult{}, fmt.Errorf("local sandbox %s: exec %s: %w", s.id, r.Args[0], err)
 	}
 	defer eg.remove()
-	inR, inW, err := os.Pipe()
+	go s.prime()
+	p, err := stdioPipes()
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll([]*os.File{inR, inW})
-		return sandbox.ExecResult{}, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll([]*os.File{inR, inW, outR, outW})
-		return sandbox.ExecResult{}, err
-	}
+	inR, inW, outR, outW, errR, errW := p[0], p[1], p[2], p[3], p[4], p[5]
 	id, ch, err := s.request(guest.Message{Op: "exec", Args: r.Args, Env: s.env(r.Env), Cwd: cwd, TimeoutNS: int64(timeout)}, append([]*os.File{inR, outW, errW}, eg.procs...)...)
 	closeAll([]*os.File{inR, outW, errW})
 	eg.closeFiles()
@@ -559,6 +616,20 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 		return res, fmt.Errorf("local sandbox %s: %s: %s", s.id, what, m.Err)
 	}
 	return res, nil
+}
+
+// stdioPipes returns three pipes (read end, write end): stdin, stdout, stderr.
+func stdioPipes() ([]*os.File, error) {
+	var p []*os.File
+	for i := 0; i < 3; i++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(p)
+			return nil, err
+		}
+		p = append(p, r, w)
+	}
+	return p, nil
 }
 
 // killedErr is the reason the backend ended the session, if it did.
@@ -658,6 +729,9 @@ func (s *session) Terminate(ctx context.Context) error {
 		}
 		if s.cmd != nil && s.cmd.Process != nil {
 			s.cmd.Process.Kill()
+			s.reapMu.Lock()
+			s.reaped = true
+			s.reapMu.Unlock()
 			s.cmd.Wait()
 		}
 		if s.initCtl != nil {

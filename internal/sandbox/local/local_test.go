@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -310,5 +311,136 @@ func BenchmarkProvision(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Terminate(context.Background())
+	}
+}
+
+// hostPid returns the host pid of the process whose command line starts
+// with m, waiting up to 10 seconds for it to appear.
+func hostPid(t *testing.T, m string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.HasPrefix(string(b), m) {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no process %q on the host", m)
+	return 0
+}
+
+// procField returns a field of /proc/PID/status.
+func procField(t *testing.T, pid int, field string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return ""
+}
+
+// TestExecPlacement: an exec's command runs in the exec's own cgroup under
+// "agent" from its first instruction, while its pid 1, the supervisor and
+// the init are in the session's own groups, outside "agent"; and the command
+// holds no descriptor of theirs, only its stdio.
+func TestExecPlacement(t *testing.T) {
+	b, err := local.New(sandbox.Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	s := provision(t, sandbox.Spec{})
+	r, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"ls", "/proc/self/fd"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(r.Stdout)); strings.Join(got, " ") != "0 1 2 3" { // 3: ls's own directory
+		t.Errorf("descriptors of a command: %q, want 0 1 2 3", got)
+	}
+	if pids := b.Capabilities().Limits.Pids; pids.Level != sandbox.Enforced {
+		t.Skipf("PIDS LIMIT NOT ENFORCED BY CGROUPS HERE (%s): placement not checked", pids.How)
+	}
+	r, err = s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"cat", "/proc/self/cgroup"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(r.Stdout), "/fullsend-"+s.ID()+"/agent/e") {
+		t.Errorf("the command does not start in its exec's group:\n%s", r.Stdout)
+	}
+	m := fmt.Sprintf("%d.%d", 9000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"sleep", m}, Timeout: 20 * time.Second})
+	}()
+	pid := hostPid(t, "sleep\x00"+m)
+	for _, who := range []string{"command", "pid 1", "supervisor", "init"} {
+		cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inAgent := strings.Contains(string(cg), "/fullsend-"+s.ID()+"/agent/")
+		if !strings.Contains(string(cg), "/fullsend-"+s.ID()) || inAgent != (who == "command") {
+			t.Errorf("%s (pid %d) in the wrong groups:\n%s", who, pid, cg)
+		}
+		if who == "supervisor" {
+			checkCloexec(t, pid)
+		}
+		pid, _ = strconv.Atoi(procField(t, pid, "PPid"))
+	}
+	if err := s.Terminate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}
+
+// checkCloexec: every descriptor of process pid above stdio is
+// close-on-exec, so that nothing it starts (a pid 1, an archive helper)
+// inherits one it was not handed on purpose.
+func checkCloexec(t *testing.T, pid int) {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fdinfo", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Logf("descriptors of %d not readable here: %v", pid, err)
+		return
+	}
+	for _, e := range ents {
+		fd, _ := strconv.Atoi(e.Name())
+		info, err := os.ReadFile(dir + "/" + e.Name())
+		if fd < 3 || err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(l, "flags:"); ok {
+				flags, _ := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+				if flags&syscall.O_CLOEXEC == 0 {
+					target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
+					t.Errorf("descriptor %d (%s) of process %d is inherited by what it starts", fd, target, pid)
+				}
+			}
+		}
+	}
+}
+
+// TestExecCannotSignalItsPid1: the pid 1 that started the command ignores
+// what the command sends it and still reports the command's own status.
+func TestExecCannotSignalItsPid1(t *testing.T) {
+	s := provision(t, sandbox.Spec{})
+	r := sh(t, s, "for sig in TERM INT HUP USR1 XFSZ KILL STOP; do kill -s $sig 1; done; sleep 0.1; exit 5")
+	if r.ExitCode != 5 {
+		t.Errorf("exit %d, stderr %q; want the command's 5", r.ExitCode, r.Stderr)
 	}
 }

@@ -2,8 +2,9 @@
 // backend re-executes it: for the local backend the init (pid 1 of the
 // sandbox: builds the root file system and the network namespace, then
 // reaps), the supervisor (starts every exec and every upload or download),
-// each exec's pid 1 (its own pid namespace and /proc, hardening, reaping),
-// the enter step (joins the exec's cgroups, sets the command's rlimits,
+// each exec's pid 1 (its own pid namespace and /proc, hardening, starting
+// the command in the exec's cgroups, reaping), the enter step (the
+// fallback start: joins the exec's cgroups, sets the command's rlimits,
 // becomes the command), the archive helper (tar in and out, hardened like a
 // command) and a user namespace holder used for idmapped mounts; for the
 // docker backend the confine wrapper (the same seccomp filter on top of the

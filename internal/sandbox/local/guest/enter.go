@@ -14,9 +14,10 @@ import (
 // envLimits carries "AS,NPROC,FSIZE,NCGROUPS" to the enter role.
 const envLimits = "FULLSEND_SANDBOX_LIMITS"
 
-// runEnter is the enter role, the last step before an agent command: it
-// moves itself into the exec's cgroups (writing "0" to each cgroup.procs
-// descriptor from fd 3 on, so everything it becomes is counted there),
+// runEnter is the enter role, the fallback start of an agent command (see
+// startCommand): it moves itself into the exec's cgroups (writing "0" to
+// each cgroup.procs descriptor from fd 3 on, so everything it becomes is
+// counted there),
 // sets the command's rlimits (RLIMIT_FSIZE bounds every file it writes,
 // with SIGXFSZ ignored so that writes past it fail with EFBIG; RLIMIT_AS
 // and RLIMIT_NPROC are the fallbacks when no cgroup bounds memory and

@@ -59,9 +59,10 @@ func init() {
 	os.Exit(120)
 }
 
-// runInit is pid 1 of the sandbox: it builds the root file system, brings up
-// loopback, starts the supervisor and then only reaps children. Its death
-// (Terminate kills it) makes the kernel kill every process of the sandbox.
+// runInit is pid 1 of the sandbox: it starts the supervisor (whose start-up
+// then overlaps the rest), builds the root file system, brings up loopback
+// and then only reaps children. Its death (Terminate kills it) makes the
+// kernel kill every process of the sandbox.
 func runInit() error {
 	ctl := &conn{fd: fdCtl}
 	superEnd := os.NewFile(fdSuper, "super")
@@ -85,8 +86,35 @@ func runInit() error {
 		}
 		return files[i], nil
 	}
+	if cfg.Home < 0 || cfg.Home > len(files) {
+		return fail(fmt.Errorf("bad home cgroups %d", cfg.Home))
+	}
+	home := files[len(files)-cfg.Home:]
+	// Nothing mounted here propagates to the host; and starting a process
+	// in a new user namespace writes its id maps by pid, under this pid
+	// namespace's /proc.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail(fmt.Errorf("make mounts private: %w", err))
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fail(fmt.Errorf("mount /proc: %w", err))
+	}
+	superPid, err := startSupervisor(cfg, superEnd, home)
+	if err != nil {
+		return fail(fmt.Errorf("start supervisor: %w", err))
+	}
+	superEnd.Close()
+	// Move the supervisor into the sandbox's own groups, where the host
+	// moves this process: a move waits for an RCU grace period, which this
+	// one most likely shares with the host's, and which passes while the
+	// root is built.
+	placed := make(chan error, 1)
+	go func() { placed <- placeInto(home, superPid) }()
 	if err := buildRoot(cfg, fd); err != nil {
 		return fail(err)
+	}
+	if err := <-placed; err != nil {
+		return fail(fmt.Errorf("move the supervisor to the sandbox's cgroups: %w", err))
 	}
 	CloseAll(files)
 	if err := unix.Sethostname([]byte("sandbox")); err != nil {
@@ -97,40 +125,10 @@ func runInit() error {
 	}
 	var lnFile *os.File
 	if cfg.Proxy {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err == nil {
-			unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-			err = unix.Bind(fd, &unix.SockaddrInet4{Port: ProxyPort, Addr: [4]byte{127, 0, 0, 1}})
-			if err == nil {
-				err = unix.Listen(fd, 128)
-			}
+		if lnFile, err = proxyEndpoint(); err != nil {
+			return fail(err)
 		}
-		if err != nil {
-			return fail(fmt.Errorf("proxy endpoint: %w", err))
-		}
-		lnFile = os.NewFile(uintptr(fd), "proxy-endpoint")
 	}
-	sc, _ := json.Marshal(cfg.Super)
-	proc, err := os.StartProcess("/usr/local/bin/fullsend", []string{"fullsend-sandbox-supervisor"}, &os.ProcAttr{
-		Dir:   "/",
-		Env:   append([]string{EnvRole + "=supervisor", envSuper + "=" + string(sc), "PATH=/usr/local/bin:/usr/bin:/bin"}, RaceEnv()...),
-		Files: []*os.File{nil, os.Stderr, os.Stderr, superEnd},
-		Sys: &syscall.SysProcAttr{
-			Cloneflags:                 syscall.CLONE_NEWUSER,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: cfg.Super.AgentUID, HostID: 0, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: cfg.Super.AgentGID, HostID: 0, Size: 1}},
-			GidMappingsEnableSetgroups: false,
-			// CAP_SYS_ADMIN in the supervisor's own user namespace (which
-			// owns no mount, network or other namespace): what it needs to
-			// give each exec its own pid and mount namespaces.
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
-			Pdeathsig:   syscall.SIGKILL,
-		},
-	})
-	if err != nil {
-		return fail(fmt.Errorf("start supervisor: %w", err))
-	}
-	superEnd.Close()
 	// No process below this point may create a user namespace (clone3 cannot
 	// be filtered by seccomp; this per-namespace limit covers it).
 	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0"), 0); err != nil {
@@ -146,7 +144,28 @@ func runInit() error {
 	if lnFile != nil {
 		lnFile.Close()
 	}
-	// The host closing its end means it is gone: take the sandbox down.
+	return reap(ctl, superPid)
+}
+
+// proxyEndpoint listens on the in-sandbox proxy port.
+func proxyEndpoint() (*os.File, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+		err = unix.Bind(fd, &unix.SockaddrInet4{Port: ProxyPort, Addr: [4]byte{127, 0, 0, 1}})
+		if err == nil {
+			err = unix.Listen(fd, 128)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proxy endpoint: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "proxy-endpoint"), nil
+}
+
+// reap reaps orphans until the supervisor exits or the host closes its end
+// of ctl (it is gone): either takes the sandbox down.
+func reap(ctl *conn, superPid int) error {
 	go func() {
 		for {
 			if _, fs, err := ctl.recv(); err != nil {
@@ -165,10 +184,55 @@ func runInit() error {
 		if err != nil {
 			return fmt.Errorf("wait: %w", err)
 		}
-		if pid == proc.Pid {
+		if pid == superPid {
 			os.Exit(0)
 		}
 	}
+}
+
+// startSupervisor starts the supervisor in its own user namespace, with
+// superEnd (its channel to the host) and the home cgroup.procs files (for
+// its pid 1s). It starts before the root is built: its binary is this one
+// (/proc/self/exe), its root and working directory follow the pivot to the
+// new root, and it does nothing but load its filter until the host, told
+// by this process that the root is ready, sends it requests.
+//
+// syscall.ForkExec, not os.StartProcess: this process reaps by pid and
+// needs no pidfd (nor the probe forks that come with the first one).
+func startSupervisor(cfg *InitConfig, superEnd *os.File, home []*os.File) (int, error) {
+	sc, _ := json.Marshal(cfg.Super)
+	fds := []uintptr{^uintptr(0), 2, 2, superEnd.Fd()} // no stdin
+	for _, f := range home {
+		fds = append(fds, f.Fd())
+	}
+	return syscall.ForkExec("/proc/self/exe", []string{"fullsend-sandbox-supervisor"}, &syscall.ProcAttr{
+		Dir: "/",
+		Env: append([]string{EnvRole + "=supervisor", envSuper + "=" + string(sc), fmt.Sprintf("%s=%d", envHome, len(home)),
+			"PATH=/usr/local/bin:/usr/bin:/bin"}, RaceEnv()...),
+		Files: fds,
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:                 syscall.CLONE_NEWUSER,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: cfg.Super.AgentUID, HostID: 0, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: cfg.Super.AgentGID, HostID: 0, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			// CAP_SYS_ADMIN in the supervisor's own user namespace (which
+			// owns no mount, network or other namespace): what it needs to
+			// give each exec its own pid and mount namespaces.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+			Pdeathsig:   syscall.SIGKILL,
+		},
+	})
+}
+
+// placeInto moves process pid (of this pid namespace) into each group of
+// which fds holds the cgroup.procs file.
+func placeInto(fds []*os.File, pid int) error {
+	for _, f := range fds {
+		if _, err := f.WriteString(strconv.Itoa(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func loopbackUp() error {
@@ -204,10 +268,9 @@ var etcEntries = []string{
 	"terminfo", "magic", "magic.mime", "gai.conf", "host.conf", "environment", "login.defs",
 }
 
+// buildRoot builds the sandbox's root and pivots into it (mounts must be
+// private already).
 func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
-	}
 	// Open path sources first: the new root may be stacked over their parent.
 	opened := map[string]*os.File{}
 	defer func() {

@@ -51,6 +51,9 @@ type InitConfig struct {
 	SandboxBytes int64       `json:"sandbox_bytes"`
 	TmpBytes     int64       `json:"tmp_bytes"`
 	Super        SuperConfig `json:"super"`
+	// Home is how many of the last descriptors are the cgroup.procs files
+	// of the sandbox's own groups, handed to the supervisor.
+	Home int `json:"home"`
 }
 
 // SuperConfig is what the supervisor (and each exec's pid 1) needs; it is

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,13 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
 )
 
+// Descriptors of the supervisor role: fdCtl its channel to the host, then
+// the sandbox's own cgroup.procs files (envHome of them).
+const fdHome = 4
+
+// envHome carries the number of home cgroup descriptors to the supervisor.
+const envHome = "FULLSEND_SANDBOX_HOME"
+
 // runSupervisor runs as the agent uid in a nested user namespace that owns
 // nothing but itself, with CAP_SYS_ADMIN there and no capability anywhere
 // else: enough to give each exec new pid and mount namespaces, nothing
@@ -25,13 +33,34 @@ import (
 // and is invisible to agent commands, which all run in pid namespaces below
 // it (see runPid1). Each exec is one pid1 process; each upload or download
 // one archive process hardened like an agent command.
+//
+// The init starts it while it still builds the sandbox's root and moves
+// it into the sandbox's own cgroups (so that everything it starts is born
+// there) before it tells the host that the sandbox is ready. The
+// supervisor tells the host it is ready too, then serves requests, which
+// the host sends once both are.
 func runSupervisor() error {
 	var cfg SuperConfig
 	if err := json.Unmarshal([]byte(os.Getenv(envSuper)), &cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	nHome, err := strconv.Atoi(os.Getenv(envHome))
+	if err != nil || nHome < 0 {
+		return fmt.Errorf("bad home cgroups %q", os.Getenv(envHome))
+	}
 	os.Unsetenv(envSuper)
+	os.Unsetenv(envHome)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	// Nothing this process starts inherits a descriptor it did not pass
+	// on purpose: not the home files, not any the fullsend process got from
+	// its own parent without close-on-exec.
+	if err := cloexecFrom(fdCtl); err != nil {
+		return err
+	}
+	home := make([]*os.File, nHome)
+	for i := range home {
+		home[i] = os.NewFile(uintptr(fdHome+i), "cgroup.procs")
+	}
 	// The ambient capability was only the way in; children that are not an
 	// exec's pid 1 get none.
 	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
@@ -44,7 +73,10 @@ func runSupervisor() error {
 		}
 	}
 	ctl := &conn{fd: fdCtl}
-	s := &supervisor{ctl: ctl, cfg: cfg, running: map[uint64]*running{}}
+	s := &supervisor{ctl: ctl, cfg: cfg, home: home, running: map[uint64]*running{}}
+	if err := ctl.send(Message{Op: "ready"}); err != nil {
+		os.Exit(0) // host gone
+	}
 	for {
 		m, files, err := ctl.recv()
 		if err != nil {
@@ -65,26 +97,65 @@ func runSupervisor() error {
 	}
 }
 
+// running is one exec's pid 1, a child of the supervisor, signalled by pid
+// only until it has exited (its pid cannot be reused before it is reaped,
+// which wait does once no signal can be sent any more).
 type running struct {
-	proc     *os.Process
+	pid      int
 	mu       sync.Mutex
+	exited   bool
 	timedOut bool
 	killed   bool
 }
 
 func (r *running) kill(timeout bool) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if timeout {
 		r.timedOut = true
 	}
 	r.killed = true
+	if !r.exited {
+		// pid 1 of the exec's namespace: the kernel takes everything in it down.
+		unix.Kill(r.pid, unix.SIGKILL)
+	}
+}
+
+// wait waits until the pid 1 has exited, stops signalling it, then reaps it.
+func (r *running) wait() (unix.WaitStatus, error) {
+	var info unix.Siginfo
+	var err error = unix.EINTR
+	for err == unix.EINTR {
+		err = unix.Waitid(unix.P_PID, r.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+	}
+	r.mu.Lock()
+	r.exited = true
 	r.mu.Unlock()
-	// pid 1 of the exec's namespace: the kernel takes everything in it down.
-	r.proc.Signal(syscall.SIGKILL)
+	var ws unix.WaitStatus
+	if err != nil {
+		return ws, fmt.Errorf("wait: %w", err)
+	}
+	err = unix.EINTR
+	for err == unix.EINTR {
+		_, err = unix.Wait4(r.pid, &ws, 0, nil)
+	}
+	if err != nil {
+		return ws, fmt.Errorf("wait: %w", err)
+	}
+	return ws, nil
+}
+
+// describeStatus says how a process ended, the way os.ProcessState does.
+func describeStatus(ws unix.WaitStatus) string {
+	if ws.Signaled() {
+		return "signal: " + ws.Signal().String()
+	}
+	return "exit status " + strconv.Itoa(ws.ExitStatus())
 }
 
 type supervisor struct {
 	cfg     SuperConfig
+	home    []*os.File // the sandbox's own cgroup.procs files, for each pid1
 	ctl     *conn
 	mu      sync.Mutex
 	running map[uint64]*running
@@ -125,7 +196,8 @@ func lookPath(name string, env []string) (string, error) {
 }
 
 // exec starts an exec's pid 1. files are the command's stdin, stdout and
-// stderr, then the exec's cgroup.procs descriptors.
+// stderr, then the exec's cgroup.procs descriptors; the pid 1 also gets
+// the home ones, to return to once the command is started in the exec's.
 func (s *supervisor) exec(m Message, files []*os.File) {
 	defer CloseAll(files)
 	if len(files) < 3 || len(m.Args) == 0 {
@@ -147,11 +219,21 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		return
 	}
 	sc, _ := json.Marshal(s.cfg)
-	env := append(append([]string(nil), m.Env...), EnvRole+"=pid1", envSuper+"="+string(sc), fmt.Sprintf("%s=%d", envCgroups, len(files)-3))
-	p, err := os.StartProcess(selfExe, append([]string{"fullsend-sandbox-pid1", path}, m.Args...), &os.ProcAttr{
+	env := append(append([]string(nil), m.Env...), EnvRole+"=pid1", envSuper+"="+string(sc), fmt.Sprintf("%s=%d,%d", envCgroups, len(files)-3, len(s.home)))
+	// 0-2 stdio, 3 status, then the exec's cgroup.procs files and the home ones.
+	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd(), statusW.Fd()}
+	for _, f := range files[3:] {
+		fds = append(fds, f.Fd())
+	}
+	for _, f := range s.home {
+		fds = append(fds, f.Fd())
+	}
+	// syscall.ForkExec, not os.StartProcess: no pidfd (see running), and
+	// none of the probe forks that come with the first one.
+	pid, err := syscall.ForkExec(selfExe, append([]string{"fullsend-sandbox-pid1", path}, m.Args...), &syscall.ProcAttr{
 		Dir:   m.Cwd,
 		Env:   env,
-		Files: append([]*os.File{files[0], files[1], files[2], statusW}, files[3:]...),
+		Files: fds,
 		Sys: &syscall.SysProcAttr{
 			Cloneflags:  syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
 			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
@@ -169,7 +251,7 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		startErr(code, err)
 		return
 	}
-	r := &running{proc: p}
+	r := &running{pid: pid}
 	s.mu.Lock()
 	s.running[m.ID] = r
 	s.mu.Unlock()
@@ -178,7 +260,7 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		timer = time.AfterFunc(time.Duration(m.TimeoutNS), func() { r.kill(true) })
 	}
 	go func() {
-		st, werr := p.Wait()
+		st, werr := r.wait()
 		if timer != nil {
 			timer.Stop()
 		}
@@ -203,7 +285,7 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 			out.Exit = 128 + int(syscall.SIGKILL)
 		default:
 			// pid 1 failed before the command ran; it said why on stderr.
-			out.Exit, out.Err = -1, "sandbox pid 1 failed: "+st.String()
+			out.Exit, out.Err = -1, "sandbox pid 1 failed: "+describeStatus(st)
 		}
 		s.reply(out)
 	}()
