@@ -163,95 +163,128 @@ func (sc injectionScanner) Scan(ctx context.Context, content []byte, m Meta) ([]
 func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, anchors []kwHit, sp *specialIndex) ([]Finding, error) {
 	budget := max(minInjectionBudget, injectionBudgetFactor*len(content))
 	limit := budget
-	matchText := func(text []byte, offs []int, base int, raw []byte) []injHit {
-		return matchText(text, offs, base, raw, &budget)
-	}
-	var hits []injHit
-	seen := map[[2]int]bool{}
-	addHit := func(h injHit) {
-		k := [2]int{h.rule, h.start}
-		if seen[k] {
-			return
-		}
-		seen[k] = true
-		hits = append(hits, h)
-	}
-	comments := commentRanges(content)
-	inComment := func(off int) bool { return inRanges(comments, off) }
-
-	// Pass 1: the raw text, at every anchor.
-	for _, h := range matchHits(content, anchors, nil, 0, content, &budget) {
-		if !inComment(h.start) {
-			addHit(h)
-		}
-	}
+	c := &injCollector{content: content, budget: &budget, comments: commentRanges(content), seen: map[[2]int]bool{}}
+	c.rawPass(anchors)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Pass 2: lines holding a rune that normalises to something else
-	// (invisible, tag, look-alike, compatibility), normalised with a line
-	// either side: there the anchors may be split or disguised.
-	for off := 0; off < len(content); {
-		n := nextSuspicious(sp, off)
-		if n < 0 {
-			break
-		}
-		ws, we := lineWindow(content, n)
-		text, offs := normalize(content[ws:we], ws)
-		for _, h := range matchText(text, offs, ws, content) {
-			if !inComment(h.start) {
-				addHit(h)
-			}
-		}
-		off = we + 1
-	}
-	// Pass 3: comment bodies.
-	for _, c := range comments {
-		body := content[c[0]:c[1]]
-		var found []injHit
-		if firstSuspicious(body) >= 0 {
-			text, offs := normalize(body, c[0])
-			found = matchText(text, offs, c[0], content)
-		} else {
-			found = matchText(body, nil, c[0], content)
-		}
-		for _, h := range found {
-			h.wrapper = RuleHiddenComment
-			addHit(h)
-		}
-	}
-	// Pass 4: base64 blobs that decode to text.
-	for _, b := range base64Blobs(content) {
-		dec := decodeBase64Text(content[b[0]:b[1]])
-		if dec == nil {
-			continue
-		}
-		text, _ := normalize(dec, 0)
-		found := matchText(text, nil, 0, nil)
-		if len(found) == 0 {
-			// one more level: base64 inside base64
-			for _, b2 := range base64Blobs(dec) {
-				if d2 := decodeBase64Text(dec[b2[0]:b2[1]]); d2 != nil {
-					t2, _ := normalize(d2, 0)
-					found = append(found, matchText(t2, nil, 0, nil)...)
-				}
-			}
-		}
-		for _, h := range found {
-			h.start, h.end, h.wrapper, h.hidden = b[0], b[1], RuleBase64, false
-			addHit(h)
-			break // one finding per blob
-		}
-	}
+	c.normalizedPass(sp)
+	c.commentPass()
+	c.base64Pass()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if budget < 0 {
 		return nil, fmt.Errorf("content too dense in injection keywords to scan in bounded time (work budget of %d bytes exceeded)", limit)
 	}
-	if len(hits) == 0 {
+	if len(c.hits) == 0 {
 		return nil, nil
 	}
+	return injFindings(content, m, c.hits), nil
+}
+
+// injCollector gathers the pattern hits of one content over the four
+// passes, each (rule, start) once, charging the shared work budget.
+type injCollector struct {
+	content  []byte
+	budget   *int
+	comments [][2]int // HTML comment bodies
+	seen     map[[2]int]bool
+	hits     []injHit
+}
+
+func (c *injCollector) add(h injHit) {
+	k := [2]int{h.rule, h.start}
+	if c.seen[k] {
+		return
+	}
+	c.seen[k] = true
+	c.hits = append(c.hits, h)
+}
+
+func (c *injCollector) inComment(off int) bool { return inRanges(c.comments, off) }
+
+func (c *injCollector) match(text []byte, offs []int, base int, raw []byte) []injHit {
+	return matchText(text, offs, base, raw, c.budget)
+}
+
+// rawPass: the raw text, at every anchor.
+func (c *injCollector) rawPass(anchors []kwHit) {
+	for _, h := range matchHits(c.content, anchors, nil, 0, c.content, c.budget) {
+		if !c.inComment(h.start) {
+			c.add(h)
+		}
+	}
+}
+
+// normalizedPass: lines holding a rune that normalises to something else
+// (invisible, tag, look-alike, compatibility), normalised with a line
+// either side: there the anchors may be split or disguised.
+func (c *injCollector) normalizedPass(sp *specialIndex) {
+	for off := 0; off < len(c.content); {
+		n := nextSuspicious(sp, off)
+		if n < 0 {
+			break
+		}
+		ws, we := lineWindow(c.content, n)
+		text, offs := normalize(c.content[ws:we], ws)
+		for _, h := range c.match(text, offs, ws, c.content) {
+			if !c.inComment(h.start) {
+				c.add(h)
+			}
+		}
+		off = we + 1
+	}
+}
+
+// commentPass: comment bodies, reported as hidden comments.
+func (c *injCollector) commentPass() {
+	for _, cm := range c.comments {
+		body := c.content[cm[0]:cm[1]]
+		var found []injHit
+		if firstSuspicious(body) >= 0 {
+			text, offs := normalize(body, cm[0])
+			found = c.match(text, offs, cm[0], c.content)
+		} else {
+			found = c.match(body, nil, cm[0], c.content)
+		}
+		for _, h := range found {
+			h.wrapper = RuleHiddenComment
+			c.add(h)
+		}
+	}
+}
+
+// base64Pass: base64 blobs that decode to text (and base64 inside those),
+// one finding per blob.
+func (c *injCollector) base64Pass() {
+	for _, b := range base64Blobs(c.content) {
+		dec := decodeBase64Text(c.content[b[0]:b[1]])
+		if dec == nil {
+			continue
+		}
+		text, _ := normalize(dec, 0)
+		found := c.match(text, nil, 0, nil)
+		if len(found) == 0 {
+			// one more level: base64 inside base64
+			for _, b2 := range base64Blobs(dec) {
+				if d2 := decodeBase64Text(dec[b2[0]:b2[1]]); d2 != nil {
+					t2, _ := normalize(d2, 0)
+					found = append(found, c.match(t2, nil, 0, nil)...)
+				}
+			}
+		}
+		for _, h := range found {
+			h.start, h.end, h.wrapper, h.hidden = b[0], b[1], RuleBase64, false
+			c.add(h)
+			break // one finding per blob
+		}
+	}
+}
+
+// injFindings turns the hits into findings in position order, under the
+// per-rule cap.
+func injFindings(content []byte, m Meta, hits []injHit) []Finding {
 	ln := newLines(content)
 	var fences [][2]int
 	fencesDone := false
@@ -276,37 +309,45 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 		line, col := ln.pos(h.start)
 		f := Finding{Scanner: "injection", Rule: r.id, Severity: Critical, Path: m.Path, Line: line, Column: col,
 			Excerpt: ln.excerpt(h.start, h.end)}
-		if r.id == RulePipeShell && h.wrapper == "" && !h.hidden {
-			if inRanges(fenced(), h.start) && httpsOnly(h.text) {
-				// Documentation showing an install step (a Dockerfile RUN
-				// line) rather than telling the agent to run it.
-				f.Severity = Warning
-			}
-		}
-		quoted := fmt.Sprintf("%q", clip(visibleString(h.text), 120))
-		switch h.wrapper {
-		case RuleHiddenComment:
-			f.Rule = RuleHiddenComment
-			f.Message = fmt.Sprintf("comment hides %s text (%s): %s", r.what, r.id, quoted)
-		case RuleBase64:
-			f.Rule = RuleBase64
-			f.Message = fmt.Sprintf("base64 blob decodes to %s text (%s): %s", r.what, r.id, quoted)
-		default:
-			f.Message = fmt.Sprintf("%s: %s", r.what, quoted)
-			if h.hidden {
-				f.Message += " (disguised with invisible, tag or look-alike characters)"
-			} else if mentionRule(r.id) && isMention(content, h.start, h.end, fenced()) {
-				// Documentation quoting the phrase as an example (mention.go).
-				f.Severity = Warning
-				f.Message += " (quoted or listed as an example, not an instruction)"
-			}
-		}
+		describeInjection(&f, content, h, fenced)
 		out = append(out, f)
 		caps.keep(f)
 	}
 	out = append(out, caps.summaries()...)
 	sortFindings(out)
-	return out, nil
+	return out
+}
+
+// describeInjection sets f's rule, message and severity for hit h: the
+// wrapper that hid it, a disguise, or documentation that shows the phrase
+// rather than says it (a warning).
+func describeInjection(f *Finding, content []byte, h injHit, fenced func() [][2]int) {
+	r := injRules[h.rule]
+	if r.id == RulePipeShell && h.wrapper == "" && !h.hidden {
+		if inRanges(fenced(), h.start) && httpsOnly(h.text) {
+			// Documentation showing an install step (a Dockerfile RUN
+			// line) rather than telling the agent to run it.
+			f.Severity = Warning
+		}
+	}
+	quoted := fmt.Sprintf("%q", clip(visibleString(h.text), 120))
+	switch h.wrapper {
+	case RuleHiddenComment:
+		f.Rule = RuleHiddenComment
+		f.Message = fmt.Sprintf("comment hides %s text (%s): %s", r.what, r.id, quoted)
+	case RuleBase64:
+		f.Rule = RuleBase64
+		f.Message = fmt.Sprintf("base64 blob decodes to %s text (%s): %s", r.what, r.id, quoted)
+	default:
+		f.Message = fmt.Sprintf("%s: %s", r.what, quoted)
+		if h.hidden {
+			f.Message += " (disguised with invisible, tag or look-alike characters)"
+		} else if mentionRule(r.id) && isMention(content, h.start, h.end, fenced()) {
+			// Documentation quoting the phrase as an example (mention.go).
+			f.Severity = Warning
+			f.Message += " (quoted or listed as an example, not an instruction)"
+		}
+	}
 }
 
 // matchText runs every pattern at each of its anchors in text. offs maps
