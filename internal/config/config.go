@@ -399,7 +399,7 @@ func (p *parser) agents(n *yaml.Node) ([]Agent, error) {
 		if _, err := ref.Classify(a.Source); err != nil {
 			return nil, yamlx.Wrap(p.file, item, field+".source", err)
 		}
-		out = append(out, Agent{Source: a.Source})
+		out = append(out, Agent(a))
 	}
 	return out, nil
 }

@@ -149,21 +149,6 @@ func contained(dir, rel string) error {
 	return nil
 }
 
-// wantFile checks that p is a regular file (dir=false) or a directory.
-func wantFile(p string, dir bool) error {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return fmt.Errorf("%s: %w", p, unwrapPathErr(err))
-	}
-	switch {
-	case dir && !fi.IsDir():
-		return fmt.Errorf("%s: %w: want a directory", p, ErrWrongType)
-	case !dir && !fi.Mode().IsRegular():
-		return fmt.Errorf("%s: %w: want a regular file", p, ErrWrongType)
-	}
-	return nil
-}
-
 // Local is a local reference opened by OpenLocal: a regular file or a
 // directory, held open so that what is read is what was checked. Close it.
 type Local struct {

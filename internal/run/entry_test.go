@@ -18,15 +18,6 @@ import (
 // calls records which of a Request's services Run called, in order.
 type calls []string
 
-func (c *calls) has(name string) bool {
-	for _, n := range *c {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
 // request is a Request for harnessYAML in the fixture whose services
 // record their calls; CheckPlan, PrepareRunsDir and SandboxOptions return
 // the errors given (nil: succeed).

@@ -214,9 +214,7 @@ func TestKWFindMatchesRef(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(11))
 	frags := []string{" ", "\n", "\t", "A", "E", "Y", "S", "K", "Q~", ".", "-", "_", "\xff", "é", "ent", "---", "you", "act", "new"}
-	for _, k := range m.kws {
-		frags = append(frags, k)
-	}
+	frags = append(frags, m.kws...)
 	for n := 0; n < 20000; n++ {
 		var b []byte
 		for j := rng.Intn(12); j >= 0; j-- {

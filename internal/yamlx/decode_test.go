@@ -40,7 +40,6 @@ type traced struct {
 	A    string `yaml:"a"`
 	Bad  string `yaml:"bad"`
 	Kids []kid  `yaml:"kids"`
-	log  *[]string
 }
 
 type kid struct {
