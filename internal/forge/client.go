@@ -23,6 +23,7 @@ import (
 // Limits. Each is enforced with an error, never by truncating.
 const (
 	DefaultConcurrency = 32               // blob downloads in flight per FetchTree (GitHub allows 100)
+	DefaultMaxInFlight = 64               // requests in flight on one Client, every fetch together
 	DefaultRetries     = 3                // retries after a rate-limit or 5xx answer
 	MaxRetryWait       = 60 * time.Second // longest Retry-After honoured
 	MaxTreeFiles       = 1000             // files in one directory tree
@@ -40,6 +41,11 @@ type Client struct {
 	now         func() time.Time
 	retries     int
 	concurrency int
+	// inflight holds one token per request on the wire: every FetchTree
+	// and file of a resolution shares one Client, so this bounds what one
+	// resolution asks of the forges at once, however many trees it
+	// fetches in parallel (retry waits hold no token).
+	inflight chan struct{}
 
 	treeMu sync.Mutex
 	trees  map[string]*treeCall // GitHub tree listings by API URL (github.go)
@@ -62,6 +68,12 @@ func WithConcurrency(n int) Option {
 	return func(c *Client) { c.concurrency = max(1, n) }
 }
 
+// WithMaxInFlight bounds the requests in flight on the client, all
+// fetches together (minimum 1).
+func WithMaxInFlight(n int) Option {
+	return func(c *Client) { c.inflight = make(chan struct{}, max(1, n)) }
+}
+
 // WithRetries sets how many times a rate-limited or 5xx request is retried
 // (0 = never).
 func WithRetries(n int) Option { return func(c *Client) { c.retries = max(0, n) } }
@@ -78,6 +90,7 @@ func New(fc *fetch.Client, forges []config.Forge, getenv func(string) string, op
 		now:         time.Now,
 		retries:     DefaultRetries,
 		concurrency: DefaultConcurrency,
+		inflight:    make(chan struct{}, DefaultMaxInFlight),
 	}
 	for _, o := range opts {
 		o(c)
@@ -278,7 +291,7 @@ func (c *Client) getResponse(ctx context.Context, f config.Forge, u, accept stri
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		resp, err := c.fc.Get(ctx, u, h)
+		resp, err := c.send(ctx, u, h)
 		if err == nil {
 			return resp, nil
 		}
@@ -304,6 +317,17 @@ func (c *Client) getResponse(ctx context.Context, f config.Forge, u, accept stri
 			return nil, err
 		}
 	}
+}
+
+// send performs one GET while holding an in-flight token.
+func (c *Client) send(ctx context.Context, u string, h http.Header) (*fetch.Response, error) {
+	select {
+	case c.inflight <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.inflight }()
+	return c.fc.Get(ctx, u, h)
 }
 
 // retryDelay decides whether an answer is worth retrying and after how

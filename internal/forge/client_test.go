@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/fetch"
@@ -663,5 +665,53 @@ func TestParallelBlobs(t *testing.T) {
 	}
 	if spread := last.Sub(first); spread >= latency*3/4 {
 		t.Errorf("blob requests spread over %v: not all in flight together", spread)
+	}
+}
+
+// TestMaxInFlightAcrossTrees: three trees fetched at once on one client
+// never have more requests on the wire than WithMaxInFlight allows. With
+// 150 ms of latency a request holds its token at least that long, so no
+// more than the cap can arrive within 120 ms of one another.
+func TestMaxInFlightAcrossTrees(t *testing.T) {
+	const latency, limit = 150 * time.Millisecond, 4
+	files := map[string][]byte{}
+	for _, d := range []string{"a", "b", "c"} {
+		for i := 0; i < 6; i++ {
+			files[fmt.Sprintf("%s/f%02d.md", d, i)] = []byte(fmt.Sprintf("file %s %d\n", d, i))
+		}
+	}
+	srv := forgetest.NewGitHub(t, forgetest.Repos{"acme/skills@main": files})
+	srv.SetLatency(latency)
+	fx := newFixture(t, srv, "", forge.WithMaxInFlight(limit))
+	var g errgroup.Group
+	for _, d := range []string{"a", "b", "c"} {
+		loc := fx.parse(t, srv.TreeURL("acme/skills@main", d))
+		g.Go(func() error {
+			got, err := fx.client.FetchTree(context.Background(), loc)
+			if err == nil && len(got) != 6 {
+				err = fmt.Errorf("%s: %d files", d, len(got))
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	most := 0
+	for _, a := range reqs {
+		n := 0
+		for _, b := range reqs {
+			if d := b.Time.Sub(a.Time); d >= 0 && d < latency*4/5 {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if most > limit {
+		t.Errorf("%d requests arrived within %v of one another; the cap is %d", most, latency*4/5, limit)
+	}
+	if most < 2 {
+		t.Errorf("at most %d request at a time: the fetches did not run in parallel", most)
 	}
 }

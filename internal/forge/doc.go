@@ -31,7 +31,10 @@
 // (GET {api}/repos/O/R/git/trees/REF?recursive=1), filtered here to PATH;
 // when GitHub marks the listing truncated, the contents API is walked
 // directory by directory instead. Blobs are then fetched in parallel
-// (DefaultConcurrency) from /git/blobs/SHA with the raw media type.
+// (DefaultConcurrency per tree) from /git/blobs/SHA with the raw media
+// type. Whatever the callers run in parallel, one Client has at most
+// DefaultMaxInFlight requests on the wire (WithMaxInFlight), below
+// GitHub's limit of 100 concurrent requests; retry waits hold none.
 // GitLab: GET {api}/projects/ID/repository/tree?path=P&ref=R&recursive=true
 // with pagination (MaxListPages), then the raw file API per file.
 //

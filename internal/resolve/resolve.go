@@ -32,8 +32,10 @@ import (
 )
 
 // DefaultConcurrency bounds concurrent network fetches when
-// Options.Concurrency is zero.
-const DefaultConcurrency = 8
+// Options.Concurrency is zero. What reaches a forge at once is bounded
+// separately by the forge client (forge.DefaultMaxInFlight requests for
+// the whole resolution).
+const DefaultConcurrency = 16
 
 // Fetch types recorded in the audit log.
 const (
