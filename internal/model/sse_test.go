@@ -152,3 +152,54 @@ func FuzzStreamDecoders(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamDecoderRules: the dialect decoders refuse streams that break
+// the event grammar.
+func TestStreamDecoderRules(t *testing.T) {
+	const (
+		start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\n"
+		text0 = "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+		stop  = "data: {\"type\":\"message_stop\"}\n\n"
+	)
+	tests := []struct {
+		name, api, in, want string
+	}{
+		{"openai no choices", "openai", "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\n\ndata: [DONE]\n\n", "no choices in stream"},
+		{"openai bad chunk", "openai", "data: [1,2]\n\n", "decoding chunk"},
+		{"openai error chunk", "openai", "data: {\"error\":{\"message\":\"boom\"}}\n\n", "server error: boom"},
+		{"anthropic name mismatch", "anthropic", "event: message_stop\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n", `event "message_stop" carries data of type "message_start"`},
+		{"anthropic before start", "anthropic", text0, "content_block_start before message_start"},
+		{"anthropic start twice", "anthropic", start + start, "bad message_start"},
+		{"anthropic delta to unopened block", "anthropic", start + "data: {\"type\":\"content_block_delta\",\"index\":3,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", "block 3, which is not open"},
+		{"anthropic delta type mismatch", "anthropic", start + text0 + "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n", "input_json_delta for a text block"},
+		{"anthropic block started twice", "anthropic", start + text0 + text0, "content block 0 started twice"},
+		{"anthropic block never stopped", "anthropic", start + text0 + stop, "content block 0 never stopped"},
+		{"anthropic stop of closed block", "anthropic", start + text0 + "data: {\"type\":\"content_block_stop\",\"index\":0}\n\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n", "not open"},
+		{"anthropic error event", "anthropic", start + "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"x\"}}\n\n", "server error: api_error: x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sink := &deltaSink{fn: func(Delta) {}}
+			var dec streamDecoder = &oaStream{sink: sink, callIdx: map[int]int{}}
+			if tt.api == "anthropic" {
+				dec = &anStream{sink: sink, blocks: map[int]*anStreamBlock{}}
+			}
+			r := newSSEReader(strings.NewReader(tt.in), 1<<10, 1<<14)
+			var err error
+			for err == nil {
+				var ev sseEvent
+				if ev, err = r.next(); err != nil {
+					break
+				}
+				var done bool
+				if done, err = dec.event(ev); done {
+					_, err = dec.response()
+					break
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
