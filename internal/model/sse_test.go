@@ -203,3 +203,35 @@ func TestStreamDecoderRules(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamErrorBounded: an error event's text is cut to an excerpt on
+// one line.
+func TestStreamErrorBounded(t *testing.T) {
+	c, err := New(Config{API: APIOpenAI, BaseURL: "http://127.0.0.1:1/v1", Model: "m", Auth: AuthNone}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.streamError(&Call{}, 10, errors.New("server error: "+strings.Repeat("long\nline ", 1000)))
+	if msg := e.Error(); len(msg) > MaxErrorExcerpt+200 || strings.Contains(msg, "\n") {
+		t.Fatalf("error of %d bytes: %.200q", len(msg), msg)
+	}
+}
+
+// TestOpenAIStreamReasoning: reasoning_content wins over reasoning, as in
+// a plain answer, so a server sending both is not doubled.
+func TestOpenAIStreamReasoning(t *testing.T) {
+	var got []Delta
+	d := &oaStream{sink: &deltaSink{fn: func(x Delta) { got = append(got, x) }}, callIdx: map[int]int{}}
+	for _, data := range []string{
+		`{"choices":[{"index":0,"delta":{"reasoning_content":"think","reasoning":"think"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `[DONE]`,
+	} {
+		if _, err := d.event(sseEvent{data: []byte(data)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := d.response()
+	if err != nil || resp.Message.Reasoning != "think" || resp.Message.Text() != "ok" || len(got) != 2 || got[0].Kind != DeltaReasoning || got[0].Text != "think" {
+		t.Fatalf("resp %+v, deltas %+v, err %v", resp, got, err)
+	}
+}

@@ -89,9 +89,10 @@ func (c *Client) readStream(ctx context.Context, body io.Reader, onDelta func(De
 	return resp, 0, nil
 }
 
+// streamError reports a bad stream on one line, redacted and cut to an
+// excerpt (an error event's text comes from the server).
 func (c *Client) streamError(rec *Call, at int64, err error) error {
-	msg := c.cfg.Key.redact(err.Error())
-	return &ProtocolError{URL: c.endpoint, RequestID: rec.RequestID, Err: fmt.Errorf("stream at byte %d: %s", at, msg)}
+	return &ProtocolError{URL: c.endpoint, RequestID: rec.RequestID, Err: fmt.Errorf("stream at byte %d: %s", at, c.excerpt([]byte(err.Error())))}
 }
 
 // deliverWhole passes a non-streamed answer to onDelta as whole deltas.

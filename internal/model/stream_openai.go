@@ -81,7 +81,11 @@ func (d *oaStream) event(ev sseEvent) (bool, error) {
 			continue
 		}
 		d.choices = true
-		if err := d.choice(c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning); err != nil {
+		reasoning := c.Delta.ReasoningContent
+		if reasoning == "" {
+			reasoning = c.Delta.Reasoning
+		}
+		if err := d.choice(c.Delta.Content, reasoning); err != nil {
 			return false, err
 		}
 		for _, tc := range c.Delta.ToolCalls {
