@@ -1,10 +1,12 @@
 package model
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func readAll(r *sseReader) ([]sseEvent, error) {
@@ -233,5 +235,29 @@ func TestOpenAIStreamReasoning(t *testing.T) {
 	resp, err := d.response()
 	if err != nil || resp.Message.Reasoning != "think" || resp.Message.Text() != "ok" || len(got) != 2 || got[0].Kind != DeltaReasoning || got[0].Text != "think" {
 		t.Fatalf("resp %+v, deltas %+v, err %v", resp, got, err)
+	}
+}
+
+// BenchmarkReadStream: the client's cost of reading and assembling an
+// openai stream of 400 text events and a tool call (no network).
+func BenchmarkReadStream(b *testing.B) {
+	var body strings.Builder
+	for i := 0; i < 400; i++ {
+		body.WriteString(`data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"lorem"},"finish_reason":null}]}` + "\n\n")
+	}
+	body.WriteString(`data: {"id":"x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},"finish_reason":"tool_calls"}]}` + "\n\n")
+	body.WriteString(`data: {"id":"x","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":400}}` + "\n\ndata: [DONE]\n\n")
+	data := body.String()
+	c, err := New(Config{API: APIOpenAI, BaseURL: "http://127.0.0.1:1/v1", Model: "m", Auth: AuthBearer, Key: "sk-bench-key-0123456789"}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		resp, _, err := c.readStream(context.Background(), strings.NewReader(data), func(Delta) {}, &Call{}, time.Now())
+		if err != nil || len(resp.Message.ToolCalls) != 1 {
+			b.Fatal(err)
+		}
 	}
 }

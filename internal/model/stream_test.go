@@ -330,3 +330,34 @@ func TestStreamCancel(t *testing.T) {
 		t.Fatalf("err %v after %d requests", err, len(s.Requests()))
 	}
 }
+
+// BenchmarkComplete compares a plain and a streamed call of the same
+// answer (about 2 KB of text and a tool call) on loopback, no delay.
+func BenchmarkComplete(b *testing.B) {
+	reply := &modeltest.Reply{Text: strings.Repeat("lorem ipsum ", 170), ToolCalls: []model.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"go test ./internal/model/..."}`}}, OutputTokens: 500}
+	for _, api := range dialects {
+		for _, stream := range []bool{false, true} {
+			name := string(api) + "/plain"
+			if stream {
+				name = string(api) + "/stream"
+			}
+			b.Run(name, func(b *testing.B) {
+				s := modeltest.NewFunc(b, api, func(int, modeltest.Received) modeltest.Step { return modeltest.Step{Reply: reply} })
+				c, err := model.New(s.Config(), model.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var onDelta func(model.Delta)
+				if stream {
+					onDelta = func(model.Delta) {}
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := c.Complete(context.Background(), hiRequest(onDelta)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
