@@ -15,6 +15,7 @@ type anRequest struct {
 	System    string      `json:"system,omitempty"`
 	Messages  []anMessage `json:"messages"`
 	Tools     []anTool    `json:"tools,omitempty"`
+	Stream    bool        `json:"stream,omitempty"`
 }
 
 type anMessage struct {
@@ -71,7 +72,7 @@ type anResponse struct {
 // tool_result blocks of a user message; consecutive messages of the same
 // role are merged, as the API requires strict alternation.
 func encodeAnthropic(model string, req *Request) ([]byte, error) {
-	out := anRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System}
+	out := anRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System, Stream: req.OnDelta != nil}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = 4096
 	}
@@ -185,24 +186,30 @@ func decodeAnthropic(data []byte) (*Response, error) {
 			msg.Reasoning += b.Thinking
 		}
 	}
-	resp := &Response{
-		Message:   msg,
-		RawStop:   r.StopReason,
-		Usage:     Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens},
-		RequestID: r.ID,
-	}
-	switch r.StopReason {
+	return &Response{
+		Message:    msg,
+		StopReason: anStop(r.StopReason, len(msg.ToolCalls)),
+		RawStop:    r.StopReason,
+		Usage:      Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens},
+		RequestID:  r.ID,
+	}, nil
+}
+
+// anStop normalises a stop_reason.
+func anStop(reason string, calls int) StopReason {
+	var stop StopReason
+	switch reason {
 	case "end_turn", "stop_sequence", "":
-		resp.StopReason = StopEnd
+		stop = StopEnd
 	case "tool_use":
-		resp.StopReason = StopToolUse
+		stop = StopToolUse
 	case "max_tokens":
-		resp.StopReason = StopMaxTokens
+		stop = StopMaxTokens
 	default:
-		resp.StopReason = StopOther
+		stop = StopOther
 	}
-	if len(msg.ToolCalls) > 0 && resp.StopReason == StopEnd {
-		resp.StopReason = StopToolUse
+	if calls > 0 && stop == StopEnd {
+		stop = StopToolUse
 	}
-	return resp, nil
+	return stop
 }

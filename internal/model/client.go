@@ -36,8 +36,10 @@ type Call struct {
 	Model         string    `json:"model"`
 	URL           string    `json:"url"`
 	Start         time.Time `json:"start"`
-	HeaderMS      float64   `json:"header_ms,omitempty"` // time to response headers
-	DurationMS    float64   `json:"duration_ms"`         // until the body was read
+	HeaderMS      float64   `json:"header_ms,omitempty"`      // time to response headers
+	DurationMS    float64   `json:"duration_ms"`              // until the body was read
+	Stream        bool      `json:"stream,omitempty"`         // the body was an event stream
+	FirstEventMS  float64   `json:"first_event_ms,omitempty"` // streams: time to the first event
 	Status        int       `json:"status,omitempty"`
 	RequestID     string    `json:"request_id,omitempty"`
 	RequestBytes  int       `json:"request_bytes"`
@@ -195,7 +197,7 @@ func (c *Client) Complete(ctx context.Context, req *Request) (resp *Response, er
 	seq := c.seq.Add(1)
 	for attempt := 1; ; attempt++ {
 		rec := Call{Seq: seq, Attempt: attempt, API: c.cfg.API, Model: model, URL: c.endpoint, RequestBytes: len(body)}
-		resp, wait, aerr := c.attempt(ctx, body, &rec)
+		resp, wait, aerr := c.attempt(ctx, body, req.OnDelta, &rec)
 		retry := aerr != nil && wait >= 0 && attempt <= c.o.MaxRetries && ctx.Err() == nil
 		if aerr != nil {
 			rec.Error = c.cfg.Key.redact(aerr.Error())
@@ -215,6 +217,9 @@ func (c *Client) Complete(ctx context.Context, req *Request) (resp *Response, er
 		}
 		if aerr == nil {
 			resp.Attempts = attempt
+			if req.OnDelta != nil && !rec.Stream {
+				c.deliverWhole(resp, req.OnDelta)
+			}
 			return resp, nil
 		}
 		if !retry {
@@ -234,14 +239,18 @@ func (c *Client) Complete(ctx context.Context, req *Request) (resp *Response, er
 }
 
 // attempt performs one HTTP exchange. wait < 0 means "do not retry";
-// otherwise it is the delay before the next attempt.
-func (c *Client) attempt(ctx context.Context, body []byte, rec *Call) (*Response, time.Duration, error) {
+// otherwise it is the delay before the next attempt. With onDelta set the
+// request asks for a stream, and a 2xx event stream is read by readStream.
+func (c *Client) attempt(ctx context.Context, body []byte, onDelta func(Delta), rec *Call) (*Response, time.Duration, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, -1, &APIError{API: c.cfg.API, URL: c.endpoint, Message: "building request: " + err.Error()}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
+	if onDelta != nil {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
 	hreq.Header.Set("User-Agent", "fullsend")
 	switch c.cfg.API {
 	case APIAnthropic:
@@ -268,6 +277,10 @@ func (c *Client) attempt(ctx context.Context, body []byte, rec *Call) (*Response
 	defer hresp.Body.Close()
 	rec.Status = hresp.StatusCode
 	rec.RequestID = requestID(hresp.Header)
+	if onDelta != nil && hresp.StatusCode >= 200 && hresp.StatusCode <= 299 && isEventStream(hresp.Header) {
+		rec.Stream = true
+		return c.readStream(ctx, hresp.Body, onDelta, rec, start)
+	}
 	data, rerr := io.ReadAll(io.LimitReader(hresp.Body, MaxResponseBytes+1))
 	rec.ResponseBytes = len(data)
 	rec.DurationMS = ms(c.o.Now().Sub(start))

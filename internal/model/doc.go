@@ -46,6 +46,24 @@
 //     Options.MaxRetryAfter ends the retries at once. Every attempt is
 //     reported to Options.Record.
 //
+// # Streaming
+//
+// A Request with OnDelta set asks for a stream (openai: "stream": true with
+// stream_options.include_usage; anthropic: "stream": true) and receives
+// Deltas (text, reasoning, tool-call starts) in order as events arrive,
+// with the key redacted even when split across events (text is held back
+// by len(key)-1 bytes). Complete still returns the assembled Response, equal
+// to what the same answer sent as one body decodes to. The event stream is
+// read by a strict reader of our own (sse.go): LF or CRLF line ends,
+// MaxStreamEvent per line and per event, MaxResponseBytes in all. Retries
+// apply only until the first byte of a 2xx stream; a stream that breaks,
+// is malformed, carries an error event or ends without its final event
+// (data: [DONE], message_stop) is an error, never retried, since deltas
+// were already delivered. A server answering a stream request with JSON is
+// decoded as usual and its answer delivered as whole deltas. Call.Stream
+// and Call.FirstEventMS mark streamed calls in the record. Without OnDelta
+// the request and its handling are unchanged.
+//
 // # Failure
 //
 // Complete returns *APIError for HTTP failures (status, request id, a

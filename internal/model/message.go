@@ -89,6 +89,31 @@ type Request struct {
 	Messages  []Message  // conversation so far
 	Tools     []ToolSpec // tools offered
 	MaxTokens int        // output bound for this call (> 0)
+	// OnDelta, when set, makes the call stream (SSE): it receives the
+	// answer's pieces in order as they arrive, on the calling goroutine,
+	// before Complete returns the assembled Response (the same value a
+	// non-streaming call returns). It must not block for long: the stream
+	// is read only between calls. Nil: no streaming.
+	OnDelta func(Delta)
+}
+
+// DeltaKind is the kind of a streamed Delta.
+type DeltaKind string
+
+const (
+	DeltaText      DeltaKind = "text"      // a piece of the answer text
+	DeltaReasoning DeltaKind = "reasoning" // a piece of the reasoning text
+	DeltaToolCall  DeltaKind = "tool_call" // a tool call begins (Index, ID, Name)
+)
+
+// Delta is one streamed piece of a model answer. Text pieces have the
+// API key redacted, even when the key is split across pieces.
+type Delta struct {
+	Kind  DeltaKind `json:"kind"`
+	Text  string    `json:"text,omitempty"`
+	Index int       `json:"index,omitempty"` // position of the tool call in the message, from 0
+	ID    string    `json:"id,omitempty"`    // tool call id (may be empty on local servers)
+	Name  string    `json:"name,omitempty"`  // tool name
 }
 
 // StopReason is why the model stopped producing output, normalised.

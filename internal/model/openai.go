@@ -16,6 +16,12 @@ type oaRequest struct {
 	Tools     []oaTool    `json:"tools,omitempty"`
 	MaxTokens int         `json:"max_tokens,omitempty"`
 	Stream    bool        `json:"stream"`
+	// StreamOptions asks for the final usage chunk (streaming only).
+	StreamOptions *oaStreamOptions `json:"stream_options,omitempty"`
+}
+
+type oaStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type oaMessage struct {
@@ -83,6 +89,10 @@ type oaResponse struct {
 // there) follow as one user message after the run of tool messages.
 func encodeOpenAI(model string, req *Request) ([]byte, error) {
 	out := oaRequest{Model: model, MaxTokens: req.MaxTokens}
+	if req.OnDelta != nil {
+		out.Stream = true
+		out.StreamOptions = &oaStreamOptions{IncludeUsage: true}
+	}
 	if req.System != "" {
 		out.Messages = append(out.Messages, oaMessage{Role: "system", Content: req.System})
 	}
@@ -190,27 +200,33 @@ func decodeOpenAI(data []byte) (*Response, error) {
 	for _, tc := range ch.Message.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: oaArguments(tc.Function.Arguments)})
 	}
-	resp := &Response{
-		Message:   msg,
-		RawStop:   ch.FinishReason,
-		Usage:     Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens},
-		RequestID: r.ID,
-	}
-	switch ch.FinishReason {
+	return &Response{
+		Message:    msg,
+		StopReason: oaStop(ch.FinishReason, len(msg.ToolCalls)),
+		RawStop:    ch.FinishReason,
+		Usage:      Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens},
+		RequestID:  r.ID,
+	}, nil
+}
+
+// oaStop normalises a finish_reason.
+func oaStop(finish string, calls int) StopReason {
+	var stop StopReason
+	switch finish {
 	case "stop", "":
-		resp.StopReason = StopEnd
+		stop = StopEnd
 	case "tool_calls", "function_call":
-		resp.StopReason = StopToolUse
+		stop = StopToolUse
 	case "length":
-		resp.StopReason = StopMaxTokens
+		stop = StopMaxTokens
 	default:
-		resp.StopReason = StopOther
+		stop = StopOther
 	}
 	// Some servers say "stop" while returning tool calls.
-	if len(msg.ToolCalls) > 0 && resp.StopReason == StopEnd {
-		resp.StopReason = StopToolUse
+	if calls > 0 && stop == StopEnd {
+		stop = StopToolUse
 	}
-	return resp, nil
+	return stop
 }
 
 // oaText accepts content as a string, null, or an array of text parts.

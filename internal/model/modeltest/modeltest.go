@@ -26,13 +26,18 @@ type Reply struct {
 }
 
 // Step is one scripted exchange: a Reply, or a raw Status/Header/Body, or
-// a Handler taking over the exchange.
+// a Handler taking over the exchange. A Reply answers a request with
+// "stream": true as server-sent events (see SetDeltaDelay), else as one
+// JSON body.
 type Step struct {
 	Reply   *Reply
 	Status  int
 	Header  map[string]string
 	Body    string
 	Handler http.HandlerFunc
+	// Fault is injected into a Reply streamed to a request that asked for
+	// a stream (see Fault).
+	Fault Fault
 }
 
 // Say is a Step replying with text only.
@@ -68,6 +73,9 @@ type Received struct {
 	// Decoded is the request converted back to the neutral form (System,
 	// Messages, Tools, MaxTokens, Model), for assertions.
 	Decoded model.Request
+	// Stream and IncludeUsage: the request asked for a stream (and, for
+	// openai, for the final usage chunk).
+	Stream, IncludeUsage bool
 }
 
 // Server is a fake model API.
@@ -82,6 +90,7 @@ type Server struct {
 	received []Received
 	served   int
 	busy     time.Duration
+	delay    time.Duration // before each streamed event
 }
 
 // HandlerTime is the total time spent inside the handler (the "model
@@ -165,6 +174,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	} else {
 		rec.Decoded, err = decodeOpenAIRequest(body)
 	}
+	if err == nil {
+		rec.Stream, rec.IncludeUsage, err = decodeStreamFlags(body)
+	}
 	if err != nil {
 		s.t.Errorf("modeltest: undecodable request: %v", err)
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -194,6 +206,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case step.Handler != nil:
 		step.Handler(w, r)
+	case step.Reply != nil && rec.Stream:
+		s.stream(w, i, step, rec.IncludeUsage)
 	case step.Reply != nil:
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("request-id", fmt.Sprintf("req_%d", i+1))
@@ -239,17 +253,7 @@ func openAIReply(i int, r *Reply) []byte {
 	if len(calls) > 0 {
 		msg["tool_calls"] = calls
 	}
-	finish := "stop"
-	switch {
-	case r.Stop == model.StopMaxTokens:
-		finish = "length"
-	case r.Stop == model.StopOther:
-		finish = "content_filter"
-	case r.Stop == model.StopEnd:
-		finish = "stop"
-	case len(calls) > 0:
-		finish = "tool_calls"
-	}
+	finish := openAIFinish(r)
 	b, _ := json.Marshal(map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-%d", i+1),
 		"object":  "chat.completion",
@@ -259,34 +263,71 @@ func openAIReply(i int, r *Reply) []byte {
 	return b
 }
 
+func openAIFinish(r *Reply) string {
+	switch {
+	case r.Stop == model.StopMaxTokens:
+		return "length"
+	case r.Stop == model.StopOther:
+		return "content_filter"
+	case r.Stop == model.StopEnd:
+		return "stop"
+	case len(r.ToolCalls) > 0:
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func anthropicStop(r *Reply) string {
+	switch {
+	case r.Stop == model.StopMaxTokens:
+		return "max_tokens"
+	case r.Stop == model.StopOther:
+		return "refusal"
+	case r.Stop == model.StopEnd:
+		return "end_turn"
+	case len(r.ToolCalls) > 0:
+		return "tool_use"
+	}
+	return "end_turn"
+}
+
+// anthropicInput is the tool_use input sent for arguments: the compact
+// JSON when they are valid JSON, else the arguments as a JSON string.
+func anthropicInput(args string) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, []byte(args)) == nil {
+		return buf.Bytes()
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+func decodeStreamFlags(body []byte) (stream, includeUsage bool, err error) {
+	var in struct {
+		Stream        bool `json:"stream"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return false, false, err
+	}
+	return in.Stream, in.StreamOptions != nil && in.StreamOptions.IncludeUsage, nil
+}
+
 func anthropicReply(i int, r *Reply) []byte {
 	var content []map[string]any
 	if r.Text != "" {
 		content = append(content, map[string]any{"type": "text", "text": r.Text})
 	}
 	for _, c := range r.ToolCalls {
-		var in json.RawMessage
-		if json.Valid([]byte(c.Arguments)) {
-			in = json.RawMessage(c.Arguments)
-		} else {
-			in, _ = json.Marshal(c.Arguments)
-		}
+		in := anthropicInput(c.Arguments)
 		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": in})
 	}
 	if content == nil {
 		content = []map[string]any{}
 	}
-	stop := "end_turn"
-	switch {
-	case r.Stop == model.StopMaxTokens:
-		stop = "max_tokens"
-	case r.Stop == model.StopOther:
-		stop = "refusal"
-	case r.Stop == model.StopEnd:
-		stop = "end_turn"
-	case len(r.ToolCalls) > 0:
-		stop = "tool_use"
-	}
+	stop := anthropicStop(r)
 	b, _ := json.Marshal(map[string]any{
 		"id": fmt.Sprintf("msg_%d", i+1), "type": "message", "role": "assistant",
 		"content": content, "stop_reason": stop,

@@ -98,6 +98,26 @@ func (l *loop) event(e runtime.Event) {
 	}
 }
 
+// Delta is one streamed piece of a model answer, passed to
+// Options.OnDelta as it arrives (the API key already redacted). The
+// transcript and the events are the same whether a call streamed or not:
+// the assembled answer is recorded when the call ends.
+type Delta struct {
+	model.Delta
+	Turn  int `json:"turn"`  // the turn being produced, from 1
+	Depth int `json:"depth"` // 0: the main loop; 1 and more: delegate_task children
+}
+
+// request builds the next model request; with Options.OnDelta it streams.
+func (l *loop) request(maxTok int) *model.Request {
+	req := &model.Request{Model: l.model.Model, System: l.st.System, Messages: l.st.Messages, Tools: l.toolSpecs(), MaxTokens: maxTok}
+	if l.rt != nil && l.rt.o.OnDelta != nil {
+		fn, turn, depth := l.rt.o.OnDelta, l.st.Turns+1, l.depth
+		req.OnDelta = func(d model.Delta) { fn(Delta{Delta: d, Turn: turn, Depth: depth}) }
+	}
+	return req
+}
+
 func (l *loop) toolSpecs() []model.ToolSpec {
 	out := make([]model.ToolSpec, len(l.tools))
 	for i, t := range l.tools {
@@ -160,9 +180,7 @@ func (l *loop) run(ctx context.Context) result {
 		if err := ctx.Err(); err != nil {
 			return l.ctxResult(ctx)
 		}
-		resp, err := l.client.Complete(ctx, &model.Request{
-			Model: l.model.Model, System: l.st.System, Messages: l.st.Messages, Tools: l.toolSpecs(), MaxTokens: maxTok,
-		})
+		resp, err := l.client.Complete(ctx, l.request(maxTok))
 		if err != nil {
 			if ctx.Err() != nil {
 				return l.ctxResult(ctx)

@@ -67,6 +67,9 @@ type Options struct {
 	Limits Limits
 	// ChildMaxTurns bounds delegate_task children (default DefaultChildMaxTurns).
 	ChildMaxTurns int
+	// OnDelta, when set, makes every model call stream and receives the
+	// answer's pieces as they arrive (see Delta). Nil: no streaming.
+	OnDelta func(Delta)
 }
 
 // Runtime is the native tool loop. It serves one run (see runtime.Runtime).
