@@ -204,6 +204,16 @@ func (l *loop) childSession(ctx context.Context, profile string) (sandbox.Sessio
 			release()
 			return nil, nil, fmt.Errorf("copying the workspace into the child session: %w", err)
 		}
+		return s, release, nil
+	}
+	// No workspace: an empty working directory, so that commands have one.
+	res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"mkdir", "-p", "--", l.workDir}, Cwd: "/", Timeout: time.Minute})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("%s", firstLine(res.Stderr, "mkdir failed"))
+	}
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("creating the working directory in the child session: %w", err)
 	}
 	return s, release, nil
 }

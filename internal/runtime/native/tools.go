@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,9 @@ var profiles = map[string][]string{
 
 // profileNames lists the known profiles in a fixed order.
 var profileNames = []string{ProfileDefault, ProfileReadOnly, ProfileWebFetch}
+
+// ProfileNames lists the delegate_task child profiles this runtime knows.
+func ProfileNames() []string { return slices.Clone(profileNames) }
 
 type toolResult struct {
 	text    string
