@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -111,9 +113,15 @@ func (l *loop) prepareDelegate(args map[string]any) (*delegation, *toolResult) {
 		}
 		d.tools = append(d.tools, t)
 	}
-	l.children++
-	d.rel = filepath.ToSlash(filepath.Join(ChildrenDir, strconv.Itoa(l.children)))
-	return d, nil
+	// A resumed run or a later validation iteration continues the
+	// numbering after the children already in the run directory.
+	for {
+		l.children++
+		d.rel = filepath.ToSlash(filepath.Join(ChildrenDir, strconv.Itoa(l.children)))
+		if _, err := os.Lstat(filepath.Join(l.rd.dir, d.rel)); errors.Is(err, fs.ErrNotExist) {
+			return d, nil
+		}
+	}
 }
 
 // runDelegation runs one child loop to its end (with up to
@@ -193,7 +201,12 @@ func (c *loop) structuredReturn(ctx context.Context, res result, d *delegation) 
 func childSystemPrompt(l *loop, tools []string, schemaText []byte) string {
 	var b strings.Builder
 	b.WriteString("You are a focused sub-agent started by another agent to do one task. You have a fresh context: everything you need is in the task below and in the sandbox.\n")
-	fmt.Fprintf(&b, "Working directory (sandbox): %s\nTools: %s\n", l.workDir, strings.Join(tools, ", "))
+	if contains(tools, ToolReadFile) || contains(tools, ToolBash) {
+		fmt.Fprintf(&b, "Working directory (sandbox): %s\n", l.workDir)
+	} else {
+		b.WriteString("You have no access to the workspace.\n")
+	}
+	fmt.Fprintf(&b, "Tools: %s\n", strings.Join(tools, ", "))
 	if l.skills != nil && len(l.skills.Skills) > 0 && contains(tools, ToolReadSkillResource) {
 		b.WriteString(skillsSection(l.skills))
 	}

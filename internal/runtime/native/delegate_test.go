@@ -364,3 +364,20 @@ func TestChildOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestChildNumberingContinues: a later iteration (or a resumed run) starts
+// its children after those already in the run directory.
+func TestChildNumberingContinues(t *testing.T) {
+	m := &scriptModel{parentCalls: []model.ToolCall{delegateCall("a", map[string]any{"goal": "A"})}, childTurn: sleepSay(0, "ok")}
+	h := newScriptEnv(t, m)
+	if err := os.MkdirAll(filepath.Join(h.runDir, ChildrenDir, "1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.run(context.Background(), h.input(nil)); err != nil {
+		t.Fatal(err)
+	}
+	msgs := m.parent[1].Messages
+	if r := msgs[len(msgs)-1]; r.IsError || !strings.Contains(r.Text(), `"child": "children/2"`) {
+		t.Fatalf("result %s", r.Text())
+	}
+}
