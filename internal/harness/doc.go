@@ -12,8 +12,11 @@
 // plugins, validation_loop{script,schema,max_iterations},
 // env{runner,sandbox}, timeout_minutes, forge.<name> overlays with any forge
 // name) plus base, runtime, allowed_remote_resources, allow_runtime_fetch,
-// max_runtime_fetches and security{fail_mode, host_scanners, sandbox_hooks,
-// context_injection}. Any other key is an error naming file, line and field.
+// max_runtime_fetches, security{fail_mode, host_scanners, sandbox_hooks,
+// context_injection} and native{subagent_profiles (default, read_only,
+// web_fetch; default [default], [] for none), max_parallel_children (1-8,
+// default 1)}; native is refused in forge overlays. Any other key is an
+// error naming file, line and field.
 //
 // Fields of upstream fullsend's loader keep its meaning: runner_env is the
 // older name of env.runner (same name checks, refused in remote content;
@@ -42,7 +45,11 @@
 // ${VAR} in any reference (a host file source, a script) or env value of a
 // remote harness fails with ErrRemoteExpansion, since it would let the
 // remote author choose which host files or secrets reach the sandbox; the
-// local harness that uses it as a base declares such entries. ApplyForge
+// local harness that uses it as a base declares such entries. Remote
+// content may not widen delegation either (ErrRemoteNative): its
+// native.subagent_profiles may name only default and read_only (no more
+// than the default child can do) and its max_parallel_children only 1; a
+// local child harness may set more over it. ApplyForge
 // merges one forge overlay the same way.
 //
 // LoadRemote does the same for a top-level harness given as a pinned URL:

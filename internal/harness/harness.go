@@ -62,6 +62,9 @@ type Harness struct {
 
 	Security Security
 
+	// Native holds the native runtime's delegation settings (native:).
+	Native Native
+
 	// Forge holds the forge.<name> overlays not yet applied.
 	Forge map[string]*Harness
 	// AppliedForge names the overlay ApplyForge merged in ("" = none).
@@ -240,6 +243,7 @@ type harnessYAML struct {
 	AllowRuntimeFetch      bool         `yaml:"allow_runtime_fetch"`
 	MaxRuntimeFetches      int          `yaml:"max_runtime_fetches"`
 	Security               securityYAML `yaml:"security"`
+	Native                 nativeYAML   `yaml:"native"`
 	Forge                  *yaml.Node   `yaml:"forge"` // name -> overlayYAML
 }
 
@@ -247,7 +251,7 @@ type harnessYAML struct {
 type overlayYAML struct{ commonYAML }
 
 // overlayRefused are the keys of harnessYAML an overlay may not set.
-var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security"}
+var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security", "native"}
 
 func target(f *yamlx.Fields) *Harness { return f.Ctx.(*Harness) }
 
@@ -352,8 +356,8 @@ func (w *harnessYAML) CheckKey(f *yamlx.Fields, key string) error {
 		}
 	case "forge":
 		return forge(f, key, h)
-	case "security":
-		return nil // marked by its own hook
+	case "security", "native":
+		return nil // marked by their own hooks
 	}
 	return w.commonYAML.CheckKey(f, key)
 }

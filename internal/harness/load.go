@@ -459,6 +459,9 @@ func absolutize(h *Harness, baseURL string) error {
 	if err := walk(h, ""); err != nil {
 		return err
 	}
+	if err := checkRemoteNative(h); err != nil {
+		return err
+	}
 	// Overlay positions are looked up under plain names inside overlays.
 	for name, o := range h.Forge {
 		o.origins = rekey(filterPrefix(h.origins, "forge."+name+"."), "forge."+name+".")

@@ -24,6 +24,7 @@ import (
 //   - validation_loop: per key, child wins;
 //   - forge: overlays merged per forge name with these same rules;
 //   - allowed_remote_resources: the union;
+//   - native.subagent_profiles, native.max_parallel_children: child wins;
 //   - security and readonly_repo: the stricter value of each setting (closed
 //     over open, on over off), so a child never weakens its base. A child
 //     value that loses is reported in Notices.
@@ -100,6 +101,7 @@ func Merge(base, child *Harness) *Harness {
 	m.ValidationLoop = mergeValidationLoop(base.ValidationLoop, child.ValidationLoop, child.set)
 
 	m.Security, m.Notices = mergeSecurity(base.Security, child.Security, child.File, m.Notices)
+	m.Native = mergeNative(base, child)
 
 	m.Forge = mergeForges(base.Forge, child.Forge)
 	return m

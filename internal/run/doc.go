@@ -199,7 +199,10 @@
 // For --runtime native the plan passes the command-line model options
 // through (RunInput.Options; the runtime itself reads FULLSEND_MODEL_* on
 // the host), sets result_schema to validation_loop.schema,
-// allow_runtime_fetch from the harness and resume for --resume, and drops
+// allow_runtime_fetch, subagent_profiles and max_parallel_children (the
+// harness's native: settings, always explicit) from the harness and resume
+// for --resume, hands the runtime the backend's Provision with the run's
+// spec for child sessions (native.ChildSessioner), and drops
 // every env.sandbox entry carrying the model API key (bearer auth) before
 // the workspace .env is written. A missing or invalid result (an error
 // wrapping native.ErrResult) is not fatal: it is judged by the validation

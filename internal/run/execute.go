@@ -478,10 +478,8 @@ func (x *execution) provision(ctx context.Context) error {
 	x.backend = b
 	x.report.Sandbox.Capabilities = b.Capabilities()
 	x.warnBackendDowngrades(b.Name(), x.report.Sandbox.Capabilities)
-	spec := x.plan.Spec
-	spec.Env = map[string]string{"FULLSEND_OUTPUT_DIR": OutputDir}
+	spec := x.sessionSpec()
 	x.traceProvision(ctx, b.Name(), &spec)
-	spec.Network.Services = append(slices.Clone(spec.Network.Services), x.fetch.Services()...)
 	if x.plan.ProvisionTimeout > 0 { // sandbox_timeout_seconds
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, x.plan.ProvisionTimeout)
@@ -501,6 +499,31 @@ func (x *execution) provision(ctx context.Context) error {
 	return nil
 }
 
+// sessionSpec is the spec of the run's sandbox sessions (the agent's and
+// those of native delegate_task children).
+func (x *execution) sessionSpec() sandbox.Spec {
+	spec := x.plan.Spec
+	spec.Env = map[string]string{"FULLSEND_OUTPUT_DIR": OutputDir}
+	spec.Network.Services = append(slices.Clone(spec.Network.Services), x.fetch.Services()...)
+	return spec
+}
+
+// provisionChild provisions a session for a native delegate_task child
+// (max_parallel_children above 1): the run's spec on the run's backend,
+// bounded like the agent's session; the runtime fills and terminates it.
+func (x *execution) provisionChild(ctx context.Context) (sandbox.Session, error) {
+	if x.plan.ProvisionTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, x.plan.ProvisionTimeout)
+		defer cancel()
+	}
+	s, err := x.backend.Provision(ctx, x.sessionSpec())
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", x.backend.Name(), err)
+	}
+	return s, nil
+}
+
 func (x *execution) bootstrap(ctx context.Context) error {
 	p := x.plan
 	rt := x.o.Runtime
@@ -511,6 +534,9 @@ func (x *execution) bootstrap(ctx context.Context) error {
 		}
 	}
 	x.rt = rt
+	if cs, ok := rt.(native.ChildSessioner); ok && x.backend != nil {
+		cs.SetChildSessions(x.provisionChild)
+	}
 	bin := runtime.BootstrapInput{
 		AgentName: p.AgentName, AgentFile: p.AgentFile, RepoDir: p.RepoDir(), Env: p.SandboxEnv,
 		RunDir: x.dir, DisabledHooks: p.DisabledHooks,

@@ -8,15 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
+	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
 // TestPlanNativeOptions: the native runtime gets the command-line options
-// unchanged, resume for --resume and allow_runtime_fetch from the harness;
+// unchanged, resume for --resume, allow_runtime_fetch and the native:
+// delegation settings from the harness;
 // --resume with another runtime is refused.
 func TestPlanNativeOptions(t *testing.T) {
 	f := newFixture(t)
@@ -27,9 +34,24 @@ func TestPlanNativeOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"model": "m", "max_turns": "7", "resume": "true", "allow_runtime_fetch": "true"}
+	want := map[string]string{"model": "m", "max_turns": "7", "resume": "true", "allow_runtime_fetch": "true",
+		"subagent_profiles": "default", "max_parallel_children": "1"}
 	if !reflect.DeepEqual(p.RunOptions, want) {
 		t.Errorf("RunOptions = %v, want %v", p.RunOptions, want)
+	}
+	// The harness's native: settings reach the runtime; an empty profile
+	// list offers no delegate_task.
+	for native, want := range map[string][2]string{
+		"native:\n  subagent_profiles: [read_only, web_fetch]\n  max_parallel_children: 3\n": {"read_only,web_fetch", "3"},
+		"native:\n  subagent_profiles: []\n":                                                 {"none", "1"},
+	} {
+		p, err := f.planKeep(baseHarness+native, run.Options{Runtime: "native"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [2]string{p.RunOptions["subagent_profiles"], p.RunOptions["max_parallel_children"]}; got != want {
+			t.Errorf("%q: options %v, want %v", native, got, want)
+		}
 	}
 	if p.Schema == "" || p.Resume == "" {
 		t.Errorf("schema %q resume %q", p.Schema, p.Resume)
@@ -121,5 +143,71 @@ func TestPlanNativeDropsModelKey(t *testing.T) {
 		if len(p.SandboxEnv) != 3 {
 			t.Errorf("%s %v: SandboxEnv = %v", o.Runtime, o.RuntimeOptions, p.SandboxEnv)
 		}
+	}
+}
+
+// childSessions wraps the script runtime as a runtime that runs children
+// in sessions of their own (native.ChildSessioner): its Run provisions
+// one, runs a command in it and terminates it.
+type childSessions struct {
+	runtime.Runtime
+	provision native.ProvisionFunc
+	mainID    string
+	childID   string
+	childOut  string
+	err       error
+}
+
+func (c *childSessions) SetChildSessions(f native.ProvisionFunc) { c.provision = f }
+
+func (c *childSessions) Run(ctx context.Context, s sandbox.Session, in runtime.RunInput) (*runtime.Outcome, error) {
+	c.mainID = s.ID()
+	if c.provision == nil {
+		c.err = errors.New("no provision func handed over")
+	} else if cs, err := c.provision(ctx); err != nil {
+		c.err = err
+	} else {
+		c.childID = cs.ID()
+		res, err := cs.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", "echo child; ls -A /sandbox/workspace | wc -l"}, Cwd: "/tmp"})
+		c.childOut, c.err = string(res.Stdout), errors.Join(err, cs.Terminate(ctx))
+	}
+	return c.Runtime.Run(ctx, s, in)
+}
+
+// TestChildSessionsProvisioned: the runner hands a runtime that asks for
+// it (native.ChildSessioner) a way to provision fresh sessions of the
+// run's spec; each is a sandbox of its own, empty until the runtime fills
+// it.
+func TestChildSessionsProvisioned(t *testing.T) {
+	f := newFixture(t)
+	p := f.mustPlan(baseHarness, run.Options{})
+	rt, err := builtin.Get("script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &childSessions{Runtime: rt}
+	b, err := sandbox.Open("local", sandboxOpts(f.tmp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.execute(p, run.ExecOptions{Backend: b, Runtime: c}); err != nil {
+		t.Fatal(err)
+	}
+	if c.err != nil || c.childID == "" || c.childID == c.mainID {
+		t.Fatalf("child session %q (main %q): %v", c.childID, c.mainID, c.err)
+	}
+	if strings.Fields(c.childOut)[0] != "child" || strings.Fields(c.childOut)[1] != "0" {
+		t.Errorf("child session output %q", c.childOut)
+	}
+}
+
+// TestSubagentProfileNamesAgree: every profile a harness may name is one
+// the native runtime knows, and the defaults match.
+func TestSubagentProfileNamesAgree(t *testing.T) {
+	if !slices.Equal(harness.KnownSubagentProfiles, native.ProfileNames()) || !slices.Equal(harness.DefaultSubagentProfiles, []string{native.ProfileDefault}) {
+		t.Errorf("harness profiles %v (default %v), native %v", harness.KnownSubagentProfiles, harness.DefaultSubagentProfiles, native.ProfileNames())
+	}
+	if harness.MaxParallelChildren != native.MaxParallelChildren || harness.DefaultMaxParallelChildren != native.DefaultMaxParallelChildren {
+		t.Error("max_parallel_children bounds differ between harness and native")
 	}
 }

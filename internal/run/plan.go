@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -312,6 +313,11 @@ func (p *Plan) planRuntime(res *resolve.Result, cfg *config.Config, o Options) e
 		if h.AllowRuntimeFetch {
 			p.RunOptions["allow_runtime_fetch"] = "true"
 		}
+		p.RunOptions[native.OptSubagentProfiles] = "none"
+		if prof := h.EffectiveSubagentProfiles(); len(prof) > 0 {
+			p.RunOptions[native.OptSubagentProfiles] = strings.Join(prof, ",")
+		}
+		p.RunOptions[native.OptMaxParallel] = strconv.Itoa(h.EffectiveMaxParallelChildren())
 	} else if o.Resume != "" {
 		return &PlanError{Field: "runtime", Err: fmt.Errorf("--resume is only supported by the native runtime (runtime is %q)", p.Runtime)}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -34,91 +36,128 @@ type DelegateResult struct {
 }
 
 // StructuredReturn is a child's schema-validated return value.
+// Value is the parent's view of the return (see opaqueView): strings and
+// objects the schema does not pin down are {"@link":"opaque:#/pointer"}
+// references into the raw value, kept in the child's run directory at Raw.
 type StructuredReturn struct {
 	Valid  bool   `json:"valid"`
 	Value  any    `json:"value,omitempty"`
+	Raw    string `json:"raw,omitempty"` // raw return file, relative to the parent's run dir
 	Errors string `json:"errors,omitempty"`
 }
 
+// delegation is one delegate_task call, checked and numbered (k, by call
+// order) before its child runs.
+type delegation struct {
+	goal, profile string
+	tools         []string
+	sch           *schemacheck.Schema
+	schemaText    []byte
+	schemaDoc     any // the returnSchema as given (walked for opaque returns)
+	rel           string
+}
+
 func runDelegate(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
+	d, bad := l.prepareDelegate(args)
+	if bad != nil {
+		return *bad
+	}
+	return l.runDelegation(ctx, d)
+}
+
+// prepareDelegate checks the arguments of a delegate_task call and gives
+// it the next child number; a refusal is the error result the model sees.
+func (l *loop) prepareDelegate(args map[string]any) (*delegation, *toolResult) {
+	fail := func(format string, a ...any) (*delegation, *toolResult) {
+		r := errorf(format, a...)
+		return nil, &r
+	}
 	if l.depth > 0 {
-		return errorf("delegate_task is not available to child agents")
+		return fail("delegate_task is not available to child agents")
 	}
 	goal, err := argString(args, "goal", true)
 	if err != nil {
-		return errorf("%v", err)
+		return fail("%v", err)
 	}
 	if strings.TrimSpace(goal) == "" {
-		return errorf("delegate_task: empty goal")
+		return fail("delegate_task: empty goal")
 	}
-	profile, err := argString(args, "profile", false)
-	if err != nil {
-		return errorf("%v", err)
+	d := &delegation{goal: goal}
+	if d.profile, err = argString(args, "profile", false); err != nil {
+		return fail("%v", err)
 	}
-	if profile == "" {
-		profile = "default"
+	if d.profile == "" {
+		d.profile = ProfileDefault
 	}
-	toolset, ok := profiles[profile]
-	if !ok || !l.rt.profileAllowed(profile) {
-		return errorf("delegate_task: profile %q is not allowed (allowed: %s)", profile, strings.Join(l.rt.allowedProfiles(), ", "))
+	toolset, ok := profiles[d.profile]
+	if !ok || !l.rt.profileAllowed(d.profile) {
+		return fail("delegate_task: profile %q is not allowed (allowed: %s)", d.profile, strings.Join(l.rt.allowedProfiles(), ", "))
 	}
-	var sch *schemacheck.Schema
-	var schemaText []byte
 	if raw, ok := args["returnSchema"]; ok && raw != nil {
-		schemaText, err = json.Marshal(raw)
+		d.schemaText, err = json.Marshal(raw)
 		if err != nil {
-			return errorf("delegate_task: returnSchema: %v", err)
+			return fail("delegate_task: returnSchema: %v", err)
 		}
-		sch, err = compileSchema("returnSchema.json", schemaText)
+		d.sch, err = compileSchema("returnSchema.json", d.schemaText)
 		if err != nil {
-			return errorf("delegate_task: returnSchema is not a usable JSON Schema: %v", err)
+			return fail("delegate_task: returnSchema is not a usable JSON Schema: %v", err)
 		}
+		d.schemaDoc = raw
 	}
-	l.children++
-	rel := filepath.ToSlash(filepath.Join(ChildrenDir, strconv.Itoa(l.children)))
-	var tools []string
 	for _, t := range toolset {
 		if t == ToolReadSkillResource && len(l.skills.names()) == 0 {
 			continue
 		}
-		tools = append(tools, t)
+		if _, ok := allTools[t]; !ok {
+			return fail("delegate_task: profile %q: %s tool unavailable", d.profile, t)
+		}
+		d.tools = append(d.tools, t)
 	}
-	system := childSystemPrompt(l, tools, schemaText)
+	// A resumed run or a later validation iteration continues the
+	// numbering after the children already in the run directory.
+	for {
+		l.children++
+		d.rel = filepath.ToSlash(filepath.Join(ChildrenDir, strconv.Itoa(l.children)))
+		if _, err := os.Lstat(filepath.Join(l.rd.dir, d.rel)); errors.Is(err, fs.ErrNotExist) {
+			return d, nil
+		}
+	}
+}
+
+// runDelegation runs one child loop to its end (with up to
+// MaxReturnCorrections re-asks for a schema-valid return) and renders what
+// the parent sees. It is safe to run several at once (parallel children):
+// each has its own loop, run directory and, when the run allows parallel
+// children, its own sandbox session.
+func (l *loop) runDelegation(ctx context.Context, d *delegation) toolResult {
+	sess, release, err := l.childSession(ctx, d.profile)
+	if err != nil {
+		return errorf("delegate_task: child sandbox session: %v", err)
+	}
+	defer release()
+	system := childSystemPrompt(l, d.tools, d.schemaText)
+	maxOut := l.limits.MaxOutputTokens - l.st.Usage.OutputTokens
 	child, err := l.rt.newLoop(loopSpec{
-		runDir: filepath.Join(l.rd.dir, rel), system: system, tools: tools,
-		limits:  Limits{MaxTurns: l.rt.o.ChildMaxTurns, MaxOutputTokens: l.limits.MaxOutputTokens - l.st.Usage.OutputTokens, MaxTokensPerCall: l.limits.MaxTokensPerCall, WallTime: l.limits.WallTime},
-		workDir: l.workDir, env: l.env, depth: l.depth + 1, prompt: goal,
-	}, l.client, l.model, l.sess, nil, l.skills, l.guard, l.rd.redact, nil)
+		runDir: filepath.Join(l.rd.dir, d.rel), system: system, tools: d.tools,
+		limits:  Limits{MaxTurns: l.rt.o.ChildMaxTurns, MaxOutputTokens: maxOut, MaxTokensPerCall: l.limits.MaxTokensPerCall, WallTime: l.limits.WallTime},
+		workDir: l.workDir, env: l.env, depth: l.depth + 1, prompt: d.goal,
+	}, l.client, l.model, sess, nil, l.skills, l.guard, l.rd.redact, nil)
 	if err != nil {
 		return errorf("delegate_task: starting the child: %v", err)
 	}
 	defer child.close()
+	child.pool = l.turnPool
 	res := child.run(ctx)
-	out := DelegateResult{Child: rel, Profile: profile}
-	if sch != nil && res.stop == runtime.StopCompleted {
-		for i := 0; ; i++ {
-			val, verr := parseReturn(res.final, sch)
-			if verr == nil {
-				out.StructuredReturn = &StructuredReturn{Valid: true, Value: sanitizeValue(val)}
-				break
-			}
-			if i >= MaxReturnCorrections || ctx.Err() != nil {
-				out.StructuredReturn = &StructuredReturn{Valid: false, Errors: sanitize(verr.Error(), MaxSummaryBytes)}
-				break
-			}
-			fix := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(
-				"Your return value is not valid: " + verr.Error() + "\nReply with only the corrected JSON value, nothing else.")}}
-			if err := child.addMessage(fix, Record{Turn: child.st.Turns}); err != nil {
-				return errorf("delegate_task: %v", err)
-			}
-			res = child.run(ctx)
-			if res.stop != runtime.StopCompleted {
-				break
-			}
+	out := DelegateResult{Child: d.rel, Profile: d.profile}
+	if d.sch != nil && res.stop == runtime.StopCompleted {
+		var fatal *toolResult
+		res, out.StructuredReturn, fatal = child.structuredReturn(ctx, res, d)
+		if fatal != nil {
+			return *fatal
 		}
 	}
 	out.StopReason, out.Turns = res.stop, child.st.Turns
-	if sch == nil || out.StructuredReturn == nil {
+	if d.sch == nil || out.StructuredReturn == nil {
 		out.Summary = sanitize(res.final, MaxSummaryBytes)
 	}
 	isErr := res.stop != runtime.StopCompleted || (out.StructuredReturn != nil && !out.StructuredReturn.Valid)
@@ -129,10 +168,45 @@ func runDelegate(ctx context.Context, l *loop, _ int, args map[string]any) toolR
 	return toolResult{text: string(b), isError: isErr}
 }
 
+// structuredReturn validates the child's final text against the return
+// schema, re-asking up to MaxReturnCorrections times. A valid value is
+// kept raw in the child's run directory (ReturnFile) and shown to the
+// parent through opaqueView.
+func (c *loop) structuredReturn(ctx context.Context, res result, d *delegation) (result, *StructuredReturn, *toolResult) {
+	for i := 0; ; i++ {
+		val, verr := parseReturn(res.final, d.sch)
+		if verr == nil {
+			if err := c.rd.writeJSON(ReturnFile, val); err != nil {
+				r := errorf("delegate_task: keeping the raw return: %v", err)
+				return res, nil, &r
+			}
+			return res, &StructuredReturn{Valid: true, Value: opaqueView(d.schemaDoc, val), Raw: filepath.ToSlash(filepath.Join(d.rel, ReturnFile))}, nil
+		}
+		if i >= MaxReturnCorrections || ctx.Err() != nil {
+			return res, &StructuredReturn{Valid: false, Errors: sanitize(verr.Error(), MaxSummaryBytes)}, nil
+		}
+		fix := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(
+			"Your return value is not valid: " + verr.Error() + "\nReply with only the corrected JSON value, nothing else.")}}
+		if err := c.addMessage(fix, Record{Turn: c.st.Turns}); err != nil {
+			r := errorf("delegate_task: %v", err)
+			return res, nil, &r
+		}
+		res = c.run(ctx)
+		if res.stop != runtime.StopCompleted {
+			return res, nil, nil
+		}
+	}
+}
+
 func childSystemPrompt(l *loop, tools []string, schemaText []byte) string {
 	var b strings.Builder
 	b.WriteString("You are a focused sub-agent started by another agent to do one task. You have a fresh context: everything you need is in the task below and in the sandbox.\n")
-	fmt.Fprintf(&b, "Working directory (sandbox): %s\nTools: %s\n", l.workDir, strings.Join(tools, ", "))
+	if contains(tools, ToolReadFile) || contains(tools, ToolBash) {
+		fmt.Fprintf(&b, "Working directory (sandbox): %s\n", l.workDir)
+	} else {
+		b.WriteString("You have no access to the workspace.\n")
+	}
+	fmt.Fprintf(&b, "Tools: %s\n", strings.Join(tools, ", "))
 	if l.skills != nil && len(l.skills.Skills) > 0 && contains(tools, ToolReadSkillResource) {
 		b.WriteString(skillsSection(l.skills))
 	}
@@ -213,25 +287,6 @@ func sanitize(s string, max int) string {
 		s = cutRunes(s, max-len("…[cut]"), true) + "…[cut]"
 	}
 	return s
-}
-
-func sanitizeValue(v any) any {
-	switch x := v.(type) {
-	case string:
-		return sanitize(x, MaxSummaryBytes)
-	case []any:
-		for i := range x {
-			x[i] = sanitizeValue(x[i])
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[sanitize(k, 256)] = sanitizeValue(e)
-		}
-		return out
-	}
-	return v
 }
 
 func contains(list []string, s string) bool {

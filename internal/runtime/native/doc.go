@@ -16,7 +16,7 @@
 //	read_skill_resource  a file of a listed skill: must be in the run-start registry and still match its sha256
 //	run_skill_script     an exact "skill:scripts/x" allowlist entry; the sandbox copy must match the registry sha256
 //	fetch_skill          only with allow_runtime_fetch: `fullsend fetch-skill URL` in the sandbox
-//	delegate_task        one child loop: fresh context, profile default|read_only, sanitized summary,
+//	delegate_task        one child loop: fresh context, profile default|read_only|web_fetch, sanitized summary,
 //	                     optional returnSchema (JSON Schema) validated, with up to 2 correction requests
 //
 // Tool outputs reach the model cut to MaxToolOutput (head and tail kept,
@@ -32,6 +32,31 @@
 // runs, the PostToolUse rules apply: a secret or canary finding withholds
 // the output from the model (unlike Claude Code hooks, the loop can
 // actually remove it); other findings prepend a notice.
+//
+// # Delegation
+//
+// delegate_task starts a child loop (one level: children cannot delegate)
+// whose tool table is exactly its profile's (profiles in tools.go):
+// default, read_only (read and list only) or web_fetch (the web_fetch tool
+// alone; "web_fetch tool unavailable" where it is not built in). The
+// subagent_profiles option (the harness's native.subagent_profiles,
+// default "default"; "none" offers no delegate_task) lists the allowed
+// ones; the offered tool schema enumerates them and any other is refused
+// as an error result. A child's structured return (returnSchema) is kept
+// raw in children/<k>/return.json; the parent sees opaqueView's copy, in
+// which strings and objects the schema does not pin down are opaque
+// {"@link":"opaque:#/pointer"} references (opaque.go).
+//
+// With max_parallel_children N > 1 (1-8, default 1) the delegate_task calls
+// of one turn run ahead of the others, at most N at once, each in a
+// sandbox session of its own (SetChildSessions: the runner's Provision;
+// a copy of the parent's workspace, downloaded once per turn; terminated
+// after). Results are recorded in call order and children are numbered by
+// call order. The children of a turn share the parent's remaining
+// output-token budget (a mutex-guarded pool, checked before and charged
+// after each call); a child's failure is its call's error result, and the
+// context stops them all. N > 1 without SetChildSessions is an options
+// error. With N = 1 children run one after another in the parent's session.
 //
 // # Bounds and stop reasons
 //
@@ -49,7 +74,7 @@
 //	tool-outputs/<n>.txt   whole output of tool call n
 //	images/<n>.<ext>       images returned by view_image (the transcript keeps file + sha256, not pixels)
 //	skill-registry.json    skills (name, description, files with sha256, allowlisted scripts, source)
-//	children/<k>/          the same layout for the k-th delegate_task child
+//	children/<k>/          the same layout for the k-th delegate_task child, and return.json (its raw structured return)
 //
 // Every line of transcript.jsonl is written with one write call. Resume
 // (Options["resume"]="true" on Run, i.e. `fullsend run --resume RUN_ID`)

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/model/modeltest"
@@ -64,5 +66,58 @@ func TestLocalSandbox(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(runDir, ImagesDir, "7.png")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestLocalParallelChildren: with the real local backend, each parallel
+// child gets a session of its own holding the parent's workspace.
+func TestLocalParallelChildren(t *testing.T) {
+	s := runtimetest.LocalSession(t, sandbox.Spec{})
+	ctx := context.Background()
+	if res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", "mkdir -p " + repoDir + " && echo parent-made > " + repoDir + "/note.txt"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("setup: %v %s", err, res.Stderr)
+	}
+	m := &scriptModel{
+		parentCalls: []model.ToolCall{delegateCall("a", map[string]any{"goal": "A", "profile": "read_only"}), delegateCall("b", map[string]any{"goal": "B", "profile": "read_only"})},
+		started:     map[string]time.Time{}, ended: map[string]time.Time{},
+	}
+	m.childTurn = func(ctx context.Context, goal string, req *model.Request) (*model.Response, error) {
+		if len(req.Messages) == 1 {
+			return &model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+				{ID: "r", Name: ToolReadFile, Arguments: modeltest.Args(map[string]any{"path": "note.txt"})}}}, StopReason: model.StopToolUse}, nil
+		}
+		return say(req.Messages[len(req.Messages)-1].Text()), nil
+	}
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "a.md")
+	writeHostFile(t, agent, "agent\n")
+	env := map[string]string{model.EnvBaseURL: "http://127.0.0.1:1/v1", model.EnvModel: "m", model.EnvAuth: "none"}
+	rt := New(Options{Getenv: func(k string) string { return env[k] }, Client: m})
+	var ids []string
+	var mu sync.Mutex
+	rt.SetChildSessions(func(context.Context) (sandbox.Session, error) {
+		cs := runtimetest.LocalSession(t, sandbox.Spec{})
+		mu.Lock()
+		ids = append(ids, cs.ID())
+		mu.Unlock()
+		return cs, nil
+	})
+	runDir := filepath.Join(dir, "run")
+	if err := rt.Bootstrap(ctx, s, runtime.BootstrapInput{AgentName: "a", AgentFile: agent, RepoDir: repoDir, RunDir: runDir}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := rt.Run(ctx, s, runtime.RunInput{AgentName: "a", Prompt: "p", Iteration: 1, WorkDir: repoDir, RunDir: runDir,
+		Options: map[string]string{OptSubagentProfiles: "read_only", OptMaxParallel: "2"}})
+	if err != nil || out.StopReason != runtime.StopCompleted {
+		t.Fatalf("outcome %+v err %v", out, err)
+	}
+	if len(ids) != 2 || ids[0] == ids[1] || ids[0] == s.ID() {
+		t.Fatalf("child sessions %v (parent %s)", ids, s.ID())
+	}
+	msgs := m.parent[1].Messages
+	for _, r := range msgs[len(msgs)-2:] {
+		if r.IsError || !strings.Contains(r.Text(), "parent-made") {
+			t.Errorf("child result %s", r.Text())
+		}
 	}
 }

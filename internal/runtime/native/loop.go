@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/hooks"
@@ -79,6 +80,14 @@ type loop struct {
 	rt       *Runtime
 	depth    int
 	children int
+	// delegate_task (parallel.go): a child's share of its siblings' token
+	// budget; the pool the children of the current turn draw from; results
+	// of children run ahead, by call id; the turn's workspace copy.
+	pool     *tokenPool
+	turnPool *tokenPool
+	ready    map[string]toolResult
+	snapMu   sync.Mutex
+	snapshot *snapshot
 }
 
 // result is what a loop returns.
@@ -169,7 +178,7 @@ func (l *loop) run(ctx context.Context) result {
 		if l.st.Turns >= l.limits.MaxTurns {
 			return result{stop: runtime.StopMaxTurns, err: fmt.Errorf("turn limit %d reached", l.limits.MaxTurns)}
 		}
-		remaining := l.limits.MaxOutputTokens - l.st.Usage.OutputTokens
+		remaining := l.remainingTokens()
 		if remaining <= 0 {
 			return result{stop: StopMaxTokens, err: fmt.Errorf("output token budget %d used up", l.limits.MaxOutputTokens)}
 		}
@@ -191,6 +200,7 @@ func (l *loop) run(ctx context.Context) result {
 		l.st.Turns++
 		l.st.Usage.InputTokens += resp.Usage.InputTokens
 		l.st.Usage.OutputTokens += resp.Usage.OutputTokens
+		l.pool.charge(resp.Usage.OutputTokens)
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
 		// Give every call a unique id (some local servers send none).
@@ -219,16 +229,11 @@ func (l *loop) run(ctx context.Context) result {
 			}
 			return result{stop: runtime.StopCompleted, final: msg.Text()}
 		}
-		for _, tc := range msg.ToolCalls {
+		if err := l.executeCalls(ctx, msg.ToolCalls); err != nil {
 			if ctx.Err() != nil {
 				return l.ctxResult(ctx)
 			}
-			if err := l.execute(ctx, tc); err != nil {
-				if ctx.Err() != nil {
-					return l.ctxResult(ctx)
-				}
-				return result{stop: runtime.StopError, err: err}
-			}
+			return result{stop: runtime.StopError, err: err}
 		}
 	}
 }
@@ -278,7 +283,7 @@ func (l *loop) execute(ctx context.Context, tc model.ToolCall) (err error) {
 			out = errorf("blocked by fullsend security check (%s): %s", v.Rule, v.Reason)
 			break
 		}
-		out = t.run(ctx, l, n, args)
+		out = l.runTool(ctx, t, n, tc.ID, args)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

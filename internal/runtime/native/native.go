@@ -27,23 +27,24 @@ const Name = "native"
 
 // RunInput.Options keys understood by the native runtime.
 const (
-	OptAPI              = "api"                 // openai | anthropic (flag level)
-	OptBaseURL          = "base_url"            // flag level
-	OptModel            = "model"               // flag level
-	OptAuth             = "auth"                // bearer | none (flag level)
-	OptKeyEnv           = "key_env"             // variable holding the key (flag level)
-	OptMaxTurns         = "max_turns"           // integer
-	OptMaxOutputTokens  = "max_output_tokens"   // integer, whole loop
-	OptMaxTokensPerCall = "max_tokens_per_call" // integer
-	OptWallTime         = "wall_time"           // Go duration
-	OptResultSchema     = "result_schema"       // host path of the result JSON Schema
-	OptResume           = "resume"              // "true": continue the transcript in RunDir
-	OptAllowFetch       = "allow_runtime_fetch" // "true": offer fetch_skill
-	OptSubagentProfiles = "subagent_profiles"   // comma list; "none" disables delegate_task
+	OptAPI              = "api"                   // openai | anthropic (flag level)
+	OptBaseURL          = "base_url"              // flag level
+	OptModel            = "model"                 // flag level
+	OptAuth             = "auth"                  // bearer | none (flag level)
+	OptKeyEnv           = "key_env"               // variable holding the key (flag level)
+	OptMaxTurns         = "max_turns"             // integer
+	OptMaxOutputTokens  = "max_output_tokens"     // integer, whole loop
+	OptMaxTokensPerCall = "max_tokens_per_call"   // integer
+	OptWallTime         = "wall_time"             // Go duration
+	OptResultSchema     = "result_schema"         // host path of the result JSON Schema
+	OptResume           = "resume"                // "true": continue the transcript in RunDir
+	OptAllowFetch       = "allow_runtime_fetch"   // "true": offer fetch_skill
+	OptSubagentProfiles = "subagent_profiles"     // comma list; "none" disables delegate_task
+	OptMaxParallel      = "max_parallel_children" // 1-8 delegate_task children at once
 )
 
 var knownOptions = []string{OptAPI, OptBaseURL, OptModel, OptAuth, OptKeyEnv, OptMaxTurns, OptMaxOutputTokens,
-	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles}
+	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles, OptMaxParallel}
 
 // MaxResultBytes bounds the structured result file read from the sandbox.
 const MaxResultBytes = 4 << 20
@@ -82,8 +83,12 @@ type Runtime struct {
 	skills     *SkillRegistry
 	allowlists []string // tool allowlists in force (hooks.RunAllowlists)
 	profilesOK []string
-	lastResult string
-	lastRunDir string
+	// maxParallel children run at once (each in a session from provision
+	// when above 1); see parallel.go.
+	maxParallel int
+	provision   ProvisionFunc
+	lastResult  string
+	lastRunDir  string
 }
 
 var (
@@ -99,7 +104,7 @@ func New(o Options) *Runtime {
 	if o.ChildMaxTurns <= 0 {
 		o.ChildMaxTurns = DefaultChildMaxTurns
 	}
-	return &Runtime{o: o, profilesOK: []string{"default", "read_only"}}
+	return &Runtime{o: o, profilesOK: []string{ProfileDefault}, maxParallel: DefaultMaxParallelChildren}
 }
 
 // Name implements runtime.Runtime.
@@ -244,17 +249,8 @@ func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
 	ro.resultSchema = o[OptResultSchema]
 	ro.resume = o[OptResume] == "true"
 	ro.allowFetch = o[OptAllowFetch] == "true"
-	if v, ok := o[OptSubagentProfiles]; ok {
-		r.profilesOK = nil
-		if v != "none" {
-			for _, p := range strings.Split(v, ",") {
-				p = strings.TrimSpace(p)
-				if _, ok := profiles[p]; !ok {
-					return ro, fmt.Errorf("option %s: unknown profile %q (known: default, read_only)", OptSubagentProfiles, p)
-				}
-				r.profilesOK = append(r.profilesOK, p)
-			}
-		}
+	if err := r.parseChildOptions(o); err != nil {
+		return ro, err
 	}
 	return ro, nil
 }
@@ -304,6 +300,9 @@ func (r *Runtime) assemble(spec loopSpec, client Completer, mc model.Config, s s
 		env: spec.env, emit: emit, redact: rd.redact, guard: g, skills: reg, rt: r, depth: spec.depth}
 	for _, name := range spec.tools {
 		if t, ok := allTools[name]; ok {
+			if name == ToolDelegateTask {
+				t = &tool{run: t.run, spec: delegateSpec(r.profilesOK, r.maxParallel)}
+			}
 			l.tools = append(l.tools, t)
 		}
 	}
@@ -330,6 +329,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	if err != nil {
 		return fail("options", err)
 	}
+	in.Events = serialEvents(in.Events) // parallel children may report model retries at once
 	if in.RunDir == "" {
 		return fail("run", errors.New("no run directory"))
 	}

@@ -386,7 +386,7 @@ func TestDelegateTaskSchemaReturn(t *testing.T) {
 				// parent
 				modeltest.Say("delegation done"),
 			)
-			out, err := h.run(context.Background(), h.input(nil))
+			out, err := h.run(context.Background(), h.input(map[string]string{OptSubagentProfiles: "default,read_only"}))
 			if err != nil || out.StopReason != runtime.StopCompleted {
 				t.Fatalf("outcome %+v err %v", out, err)
 			}
@@ -406,8 +406,15 @@ func TestDelegateTaskSchemaReturn(t *testing.T) {
 				t.Fatalf("no correction: %s", mustJSON(fix))
 			}
 			txt, isErr := toolResultOf(t, h.srv, 3, "d1")
-			if isErr || !strings.Contains(txt, `"valid": true`) || !strings.Contains(txt, `"approved": true`) || !strings.Contains(txt, `"reason": "looks good"`) || strings.Contains(txt, "I think") {
+			// The free-form reason reaches the parent as an opaque link; the
+			// raw value is kept in the child's run directory.
+			if isErr || !strings.Contains(txt, `"valid": true`) || !strings.Contains(txt, `"approved": true`) || !strings.Contains(txt, `"@link": "opaque:#/reason"`) ||
+				strings.Contains(txt, "looks") || strings.Contains(txt, "I think") || !strings.Contains(txt, `"raw": "children/1/return.json"`) {
 				t.Fatalf("delegate result %s", txt)
+			}
+			raw, err := os.ReadFile(filepath.Join(h.runDir, ChildrenDir, "1", ReturnFile))
+			if err != nil || !strings.Contains(string(raw), "looks \u202egood") && !strings.Contains(string(raw), "looks ‮good") {
+				t.Fatalf("raw return %q %v", raw, err)
 			}
 			if _, err := os.Stat(filepath.Join(h.runDir, ChildrenDir, "1", TranscriptFile)); err != nil {
 				t.Fatalf("child transcript: %v", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,11 +41,19 @@ const (
 	MaxBashTimeout     = 10 * time.Minute
 )
 
-// Tool profiles of delegate_task children.
+// Tool profiles of delegate_task children: a child's tool table is
+// exactly its profile's (read_skill_resource only when there are skills).
 var profiles = map[string][]string{
-	"default":   {ToolBash, ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDir, ToolViewImage, ToolReadSkillResource},
-	"read_only": {ToolReadFile, ToolListDir, ToolViewImage, ToolReadSkillResource},
+	ProfileDefault:  {ToolBash, ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDir, ToolViewImage, ToolReadSkillResource},
+	ProfileReadOnly: {ToolReadFile, ToolListDir, ToolViewImage, ToolReadSkillResource},
+	ProfileWebFetch: {webFetchTool},
 }
+
+// profileNames lists the known profiles in a fixed order.
+var profileNames = []string{ProfileDefault, ProfileReadOnly, ProfileWebFetch}
+
+// ProfileNames lists the delegate_task child profiles this runtime knows.
+func ProfileNames() []string { return slices.Clone(profileNames) }
 
 type toolResult struct {
 	text    string
@@ -137,10 +146,21 @@ func toolTable() map[string]*tool {
 		ToolFetchSkill: {run: runFetchSkill, spec: model.ToolSpec{Name: ToolFetchSkill,
 			Description: "Fetch an additional skill by its pinned URL (https://…#sha256=…) from an allowed location; it becomes available to read_skill_resource.",
 			Parameters:  schema(`"url":{"type":"string"}`, "url")}},
-		ToolDelegateTask: {run: runDelegate, spec: model.ToolSpec{Name: ToolDelegateTask,
-			Description: "Delegate a focused sub-task to a child agent with a fresh context and the named tool profile (default: read/write/edit/bash; read_only: read and list only). You receive its summary, or with returnSchema a JSON value validated against that schema.",
-			Parameters:  schema(`"goal":{"type":"string","description":"complete, self-contained instructions"},"profile":{"type":"string","enum":["default","read_only"]},"returnSchema":{"description":"optional JSON Schema the child's return value must satisfy"}`, "goal")}},
+		ToolDelegateTask: {run: runDelegate, spec: delegateSpec([]string{ProfileDefault}, 1)},
 	}
+}
+
+// delegateSpec is the delegate_task tool as offered: its profile argument
+// lists exactly the profiles the run allows.
+func delegateSpec(allowed []string, parallel int) model.ToolSpec {
+	enum, _ := json.Marshal(allowed)
+	desc := "Delegate a focused sub-task to a child agent with a fresh context and the named tool profile (default: bash, read/write/edit files; read_only: read and list files only; web_fetch: fetch web pages only, no workspace). " +
+		"You receive its summary, or with returnSchema a JSON value validated against that schema, in which strings and objects the schema does not pin down (enum, const, pattern, format; unlisted keys) are replaced by {\"@link\":\"opaque:#/pointer\"} references."
+	if parallel > 1 {
+		desc += fmt.Sprintf(" Several delegate_task calls in one turn run at the same time (up to %d at once), each child in its own sandbox holding a copy of the workspace; a child's file changes are not copied back.", parallel)
+	}
+	return model.ToolSpec{Name: ToolDelegateTask, Description: desc,
+		Parameters: schema(`"goal":{"type":"string","description":"complete, self-contained instructions"},"profile":{"type":"string","enum":`+string(enum)+`,"description":"when omitted: default"},"returnSchema":{"description":"optional JSON Schema the child's return value must satisfy"}`, "goal")}
 }
 
 func parseArgs(s string) (map[string]any, error) {
