@@ -40,10 +40,12 @@ const (
 	OptResume           = "resume"              // "true": continue the transcript in RunDir
 	OptAllowFetch       = "allow_runtime_fetch" // "true": offer fetch_skill
 	OptSubagentProfiles = "subagent_profiles"   // comma list; "none" disables delegate_task
+	OptWebFetch         = "web_fetch"           // "true": offer web_fetch (needs SetWeb)
+	OptImages           = "images"              // newline list of host image files for the first message
 )
 
 var knownOptions = []string{OptAPI, OptBaseURL, OptModel, OptAuth, OptKeyEnv, OptMaxTurns, OptMaxOutputTokens,
-	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles}
+	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles, OptWebFetch, OptImages}
 
 // MaxResultBytes bounds the structured result file read from the sandbox.
 const MaxResultBytes = 4 << 20
@@ -81,6 +83,7 @@ type Runtime struct {
 	profilesOK []string
 	lastResult string
 	lastRunDir string
+	web        *webState // SetWeb (web_fetch)
 }
 
 var (
@@ -201,6 +204,8 @@ type runOptions struct {
 	resultSchema string
 	resume       bool
 	allowFetch   bool
+	webFetch     bool
+	images       []string
 }
 
 func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
@@ -241,6 +246,9 @@ func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
 	ro.resultSchema = o[OptResultSchema]
 	ro.resume = o[OptResume] == "true"
 	ro.allowFetch = o[OptAllowFetch] == "true"
+	if err := r.parseExtraOptions(o, &ro); err != nil {
+		return ro, err
+	}
 	if v, ok := o[OptSubagentProfiles]; ok {
 		r.profilesOK = nil
 		if v != "none" {
@@ -266,6 +274,7 @@ type loopSpec struct {
 	env     map[string]string
 	depth   int
 	prompt  string
+	images  []model.Block // attached to the first user message
 }
 
 // newLoop creates a fresh loop: a new transcript in spec.runDir with the
@@ -289,7 +298,8 @@ func (r *Runtime) newLoop(spec loopSpec, client Completer, mc model.Config, s sa
 		l.close()
 		return nil, err
 	}
-	if err := l.addMessage(model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(spec.prompt)}}, Record{}); err != nil {
+	first := append([]model.Block{model.TextBlock(spec.prompt)}, spec.images...)
+	if err := l.addMessage(model.Message{Role: model.RoleUser, Content: first}, Record{}); err != nil {
 		l.close()
 		return nil, err
 	}
@@ -442,7 +452,12 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 			rd.close()
 			return fail("run", err)
 		}
-		l, err = r.newLoop(loopSpec{runDir: in.RunDir, system: system, tools: tools, limits: ro.limits, workDir: workDir, env: in.Env, prompt: in.FullPrompt()},
+		images, err := promptImages(rd, ro.images)
+		if err != nil {
+			rd.close()
+			return fail("images", err)
+		}
+		l, err = r.newLoop(loopSpec{runDir: in.RunDir, system: system, tools: tools, limits: ro.limits, workDir: workDir, env: in.Env, prompt: in.FullPrompt(), images: images},
 			client, mc, s, in.Events, reg, g, redact, rd)
 		if err != nil {
 			return fail("run", err)
@@ -540,6 +555,9 @@ func (r *Runtime) toolSet(reg *SkillRegistry, ro runOptions) []string {
 	}
 	if len(r.profilesOK) > 0 {
 		tools = append(tools, ToolDelegateTask)
+	}
+	if ro.webFetch {
+		tools = append(tools, ToolWebFetch)
 	}
 	return tools
 }
