@@ -62,6 +62,9 @@ type Harness struct {
 
 	Security Security
 
+	// Native configures the native runtime (native: mapping).
+	Native Native
+
 	// Forge holds the forge.<name> overlays not yet applied.
 	Forge map[string]*Harness
 	// AppliedForge names the overlay ApplyForge merged in ("" = none).
@@ -240,6 +243,7 @@ type harnessYAML struct {
 	AllowRuntimeFetch      bool         `yaml:"allow_runtime_fetch"`
 	MaxRuntimeFetches      int          `yaml:"max_runtime_fetches"`
 	Security               securityYAML `yaml:"security"`
+	Native                 nativeYAML   `yaml:"native"`
 	Forge                  *yaml.Node   `yaml:"forge"` // name -> overlayYAML
 }
 
@@ -247,7 +251,7 @@ type harnessYAML struct {
 type overlayYAML struct{ commonYAML }
 
 // overlayRefused are the keys of harnessYAML an overlay may not set.
-var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security"}
+var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security", "native"}
 
 func target(f *yamlx.Fields) *Harness { return f.Ctx.(*Harness) }
 
@@ -259,6 +263,7 @@ var (
 	_ yamlx.KeyChecker   = (*overlayYAML)(nil)
 	_ yamlx.UnknownKeyer = (*overlayYAML)(nil)
 	_ yamlx.KeyChecker   = (*openshellYAML)(nil)
+	_ yamlx.KeyChecker   = (*nativeYAML)(nil)
 	_ yamlx.KeyChecker   = (*hostFileYAML)(nil)
 	_ yamlx.KeyChecker   = (*validationLoopYAML)(nil)
 	_ yamlx.KeyChecker   = (*envYAML)(nil)
@@ -352,8 +357,8 @@ func (w *harnessYAML) CheckKey(f *yamlx.Fields, key string) error {
 		}
 	case "forge":
 		return forge(f, key, h)
-	case "security":
-		return nil // marked by its own hook
+	case "security", "native":
+		return nil // marked by their own hooks
 	}
 	return w.commonYAML.CheckKey(f, key)
 }
@@ -792,4 +797,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// Native is the harness's native: mapping (native runtime settings).
+type Native struct {
+	// Tools are extra native tools the harness allows (NativeTools); a
+	// remote layer may not set them (ErrRemoteNativeTools).
+	Tools []string
+}
+
+// NativeTools are the extra native tools a harness may allow. web_fetch
+// fetches public web pages on the host, within the run's egress
+// allowlist.
+var NativeTools = []string{"web_fetch"}
+
+type nativeYAML struct {
+	Tools []string `yaml:"tools"`
+}
+
+func (w *nativeYAML) CheckKey(f *yamlx.Fields, key string) error {
+	if key != "tools" {
+		return nil
+	}
+	h, v := target(f), f.Value(key)
+	for i, t := range w.Tools {
+		if !slices.Contains(NativeTools, t) {
+			return yamlx.Errorf(f.File, v.Content[i], fmt.Sprintf("%s[%d]", f.Field(key), i), yamlx.ErrValue,
+				"unknown native tool %q (known: %s)", t, strings.Join(NativeTools, ", "))
+		}
+	}
+	h.Native.Tools = w.Tools
+	h.markList(f.Field(key), v, w.Tools)
+	return nil
 }

@@ -92,6 +92,9 @@ func Merge(base, child *Harness) *Harness {
 	m.ProviderNames = concat(base.ProviderNames, child.ProviderNames)
 	m.Openshell.Profiles = concat(base.Openshell.Profiles, child.Openshell.Profiles)
 	m.AllowedRemoteResources = concat(base.AllowedRemoteResources, child.AllowedRemoteResources)
+	// native.tools: the union (remote layers may not set it at all, so
+	// every grant comes from a local file).
+	m.Native.Tools = slices.Compact(slices.Sorted(slices.Values(concat(base.Native.Tools, child.Native.Tools))))
 	m.HostFiles = mergeHostFiles(base.HostFiles, child.HostFiles)
 	m.Env.Runner = mergeMap(base.Env.Runner, child.Env.Runner)
 	m.Env.Sandbox = mergeMap(base.Env.Sandbox, child.Env.Sandbox)
