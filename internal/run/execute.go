@@ -511,6 +511,12 @@ func (x *execution) bootstrap(ctx context.Context) error {
 		}
 	}
 	x.rt = rt
+	if err := x.configureWeb(); err != nil {
+		return err
+	}
+	if err := x.baseCapabilities(); err != nil {
+		return err
+	}
 	bin := runtime.BootstrapInput{
 		AgentName: p.AgentName, AgentFile: p.AgentFile, RepoDir: p.RepoDir(), Env: p.SandboxEnv,
 		RunDir: x.dir, DisabledHooks: p.DisabledHooks,
@@ -702,6 +708,7 @@ func (x *execution) agentLoop(ctx context.Context) error {
 				Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline),
 			}
 			out, err := x.rt.Run(actx, x.sess, in)
+			x.runtimeCapabilities()
 			if out == nil {
 				if err == nil {
 					err = errors.New("runtime returned no outcome")

@@ -81,6 +81,13 @@
 // the script allowlist. The model sees only names and descriptions in the system
 // prompt and reads the rest on demand (progressive disclosure).
 //
+// # Capability snapshot
+//
+// After each Run, Snapshot returns what the loop offered: tools, subagent
+// profiles, limits and the model endpoint (dialect, base URL redacted,
+// model, auth mode, the key's variable name; never the key). The runner
+// puts it in report.json.
+//
 // # Failure
 //
 // Run returns a nil Outcome only when the loop never started (bad options,

@@ -84,6 +84,7 @@ type Runtime struct {
 	lastResult string
 	lastRunDir string
 	web        *webState // SetWeb (web_fetch)
+	snap       *Snapshot // the last Run's capabilities (Snapshot)
 }
 
 var (
@@ -464,6 +465,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		}
 	}
 	defer l.close()
+	r.takeSnapshot(l, mc)
 	in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: mc.Model, Text: fmt.Sprintf("native loop: %s %s (%s)", mc.API, mc.Endpoint(), mc.Model)})
 	// The Outcome summarises this iteration (the runner sums iterations):
 	// a validation iteration continuing the conversation reports what it
