@@ -40,6 +40,7 @@ type nativeFlags struct {
 	api, baseURL, model, auth, keyEnv string
 	maxTurns                          int
 	maxOutputTokens                   int64
+	images                            []string
 }
 
 func (n *nativeFlags) add(fl *pflag.FlagSet) {
@@ -50,6 +51,7 @@ func (n *nativeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&n.keyEnv, "model-key-env", "", "native runtime: read the API key from host variable `VAR` (default: $FULLSEND_MODEL_KEY_ENV, FULLSEND_API_KEY); the key never enters the sandbox")
 	fl.IntVar(&n.maxTurns, "max-turns", 0, "native and claude runtimes: at most `N` model turns (native default 50; claude default: config runtimes.claude.max_turns, none)")
 	fl.Int64Var(&n.maxOutputTokens, "max-output-tokens", 0, "native runtime: at most `N` output tokens over the whole run (default 200000)")
+	fl.StringArrayVar(&n.images, "image", nil, "native runtime: attach image `FILE` (png, jpeg, gif, webp; at most 5 MiB; inside the target repository) to the prompt; repeatable")
 }
 
 // options checks the flags given and returns them as native RunInput
@@ -100,6 +102,14 @@ func (n *nativeFlags) options(fl *pflag.FlagSet) (map[string]string, []string, e
 		}
 		opts[native.OptMaxOutputTokens] = strconv.FormatInt(n.maxOutputTokens, 10)
 	}
+	if fl.Changed("image") {
+		given = append(given, "--image")
+		for _, img := range n.images {
+			if strings.TrimSpace(img) == "" {
+				return nil, nil, errors.New("--image: empty value")
+			}
+		}
+	}
 	return opts, given, nil
 }
 
@@ -145,7 +155,9 @@ never enters it. It is configured by FULLSEND_MODEL_API, FULLSEND_MODEL_BASE_URL
 FULLSEND_MODEL, FULLSEND_MODEL_AUTH, FULLSEND_MODEL_KEY_ENV and FULLSEND_API_KEY,
 overridden by the --model-* flags; the harness model: is the last fallback.
 Its run directory also holds calls.jsonl (one line per model HTTP call) and
-tool-outputs/. --resume RUN_ID continues a killed or failed native run in its
+tool-outputs/. --image FILE (repeatable) attaches an image inside the target
+repository to the prompt. A harness with native: {tools: [web_fetch]} lets the
+agent fetch web pages within the sandbox policy's network allowlist. --resume RUN_ID continues a killed or failed native run in its
 run directory from its transcript (the sandbox itself is provisioned afresh).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -218,7 +230,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
 			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
 			Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv,
-			ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel,
+			ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel, Images: rf.native.images,
 		},
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {
 			return env.ResolveHarness(ctx, cmd, arg, f, true)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -320,6 +321,10 @@ func TestRunNativeFlagErrors(t *testing.T) {
 		{[]string{"--runtime", "native", "--model", " "}, 2, "--model: empty value"},
 		{[]string{"--model", "x", "--max-turns", "3"}, 2, `--model, --max-turns: only for the native runtime (runtime is "script")`},
 		{[]string{"--runtime", "native", "--resume", "../x"}, 2, "--resume: run id"},
+		{[]string{"--image", "shot.png"}, 2, `--image: prompt image refused: only for the native runtime (runtime is "script")`},
+		{[]string{"--runtime", "claude", "--image", "shot.png"}, 2, `--image: only for the native runtime (runtime is "claude")`},
+		{[]string{"--runtime", "native", "--image", " "}, 2, "--image: empty value"},
+		{[]string{"--runtime", "native", "--model", "m", "--model-auth", "none", "--image", helloHarness}, 2, "inside the target repository, and there is none"},
 		{[]string{"--runtime", "native", "--resume", "20000101T000000.000Z-000000"}, 1, "no such run"},
 	} {
 		code, _, errs := runCLI(t, append(append([]string{"--workspace", ws, "run", "--target-repo", "none"}, tc.args...), helloHarness)...)
@@ -415,5 +420,49 @@ func TestRunNativeResumeAfterKill(t *testing.T) {
 	rb, _ := json.Marshal(resumed.Messages)
 	if resumed.System != killed.System || !bytes.Equal(kb, rb) || resumed.MaxTokens != killed.MaxTokens {
 		t.Errorf("resumed request differs from the killed one:\n got %s\nwant %s", rb, kb)
+	}
+}
+
+// TestRunNativeImage: `fullsend run --runtime native --image FILE` attaches
+// the image to the first user message; the transcript keeps its metadata
+// and never its pixels; report.json carries the capability snapshot.
+func TestRunNativeImage(t *testing.T) {
+	needLocalSandbox(t)
+	srv := modeltest.New(t, model.APIOpenAI,
+		modeltest.Call("c1", native.ToolWriteFile, map[string]string{"path": resultInSbox, "content": helloResult}),
+		modeltest.Say("done"),
+	)
+	setModelEnv(t, model.APIOpenAI, srv.URL+"/v1")
+	hello, err := filepath.Abs(helloHarness)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := inGitRepo(t)
+	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+	if err := os.WriteFile(filepath.Join(repo, "shot.png"), []byte(png), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	code, out, errs := runCLI(t, "--workspace", ws, "run", "--runtime", "native", "--image", "shot.png", hello)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	first := srv.Requests()[0].Decoded.Messages[0]
+	n := 0
+	for _, b := range first.Content {
+		if b.Type == model.BlockImage && b.MediaType == "image/png" && b.Data != "" {
+			n++
+		}
+	}
+	if n != 1 || !strings.Contains(first.Text(), filepath.Join(repo, "shot.png")) {
+		t.Fatalf("first message: %d images, text %q", n, first.Text())
+	}
+	rep := onlyRun(t, ws)
+	tr, err := os.ReadFile(filepath.Join(rep.Dir(), native.TranscriptFile))
+	if err != nil || !strings.Contains(string(tr), `"file":"images/prompt-1.png"`) || strings.Contains(string(tr), `"data":"iVBOR`) {
+		t.Errorf("transcript (%v):\n%s", err, tr)
+	}
+	if c := rep.Capabilities; c == nil || c.Model == nil || c.Model.Model != "test-model" || len(c.Tools) == 0 || slices.Contains(c.Tools, native.ToolWebFetch) {
+		t.Errorf("capabilities %+v", c)
 	}
 }

@@ -22,6 +22,9 @@ type validateJSON struct {
 	Valid     bool               `json:"valid"`
 	Resources []validateResource `json:"resources"`
 	Notices   []string           `json:"notices"`
+	// NativeTools are the extra native-runtime tools the harness allows
+	// (native.tools); omitted when none.
+	NativeTools []string `json:"native_tools,omitempty"`
 }
 
 type validateResource struct {
@@ -69,6 +72,7 @@ listed too (as forge.<name>.<field>).`,
 			out := validateJSON{
 				Harness: t.Path, Root: t.Root, Forge: h.AppliedForge, Forges: nonNilStrings(h.ForgeNames()),
 				Chain: h.Chain, Valid: true, Resources: []validateResource{}, Notices: nonNilStrings(h.Notices),
+				NativeTools: h.Native.Tools,
 			}
 			for _, r := range res {
 				out.Resources = append(out.Resources, validateDescribe(r, t.Root))
@@ -91,6 +95,9 @@ listed too (as forge.<name>.<field>).`,
 			what := relToRoot(t.Path, t.Root)
 			if h.AppliedForge != "" {
 				what += " (forge " + h.AppliedForge + ")"
+			}
+			if len(h.Native.Tools) > 0 {
+				fmt.Fprintf(env.Stdout, "native tools allowed: %s\n", strings.Join(h.Native.Tools, ", "))
 			}
 			fmt.Fprintf(env.Stdout, "valid: %s: %d resources, %d remote\n", what, len(out.Resources), remote)
 			return nil

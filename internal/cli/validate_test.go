@@ -284,3 +284,28 @@ func TestValidateExampleHello(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateShowsNativeTools(t *testing.T) {
+	d := t.TempDir()
+	for p, c := range map[string]string{
+		"agents/a.md":  "---\nname: a\n---\n",
+		"harness.yaml": "agent: agents/a.md\nnative:\n  tools: [web_fetch]\n",
+		"bad.yaml":     "agent: agents/a.md\nnative:\n  tools: [web_fetch, telnet]\n",
+	} {
+		os.MkdirAll(filepath.Join(d, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(d, p), []byte(c), 0o644)
+	}
+	code, stdout, stderr := runCLI(t, "validate", "--fullsend-dir", d, filepath.Join(d, "harness.yaml"))
+	if code != 0 || !strings.Contains(stdout, "native tools allowed: web_fetch\n") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI(t, "validate", "--fullsend-dir", d, "--json", filepath.Join(d, "harness.yaml"))
+	var v validateJSON
+	if err := json.Unmarshal([]byte(stdout), &v); code != 0 || err != nil || len(v.NativeTools) != 1 || v.NativeTools[0] != "web_fetch" {
+		t.Fatalf("json: %d %v %s", code, err, stdout)
+	}
+	code, _, stderr = runCLI(t, "validate", "--fullsend-dir", d, filepath.Join(d, "bad.yaml"))
+	if line := oneStderrLine(t, stderr); code != 1 || !strings.Contains(line, "bad.yaml:3") || !strings.Contains(line, `unknown native tool "telnet"`) {
+		t.Fatalf("bad tool: %d %q", code, stderr)
+	}
+}

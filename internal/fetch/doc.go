@@ -49,6 +49,16 @@
 // connection of its transport is dialled through it, so no address is
 // reached that these rules refuse.
 //
+// WebClient (web.go) serves the native runtime's web_fetch tool with the
+// same rules 3, 4, 6 and 7, and these differences: plain http is allowed
+// besides https (still canonicalised by ref; an https page never redirects
+// to http), the host and port must be in the run's egress allowlist
+// (WebOptions.Allow, the sandbox policy's entries) instead of
+// allowed_domains, a cloud metadata host is refused first, and redirects
+// are followed by hand, at most MaxWebHops, every hop vetted afresh
+// (scheme, allowlist, addresses) under one timeout for the whole fetch
+// (ErrTooManyRedirects past the bound).
+//
 // # Failures
 //
 // Every error is an *Error{URL, Err} whose message is one line, "fetch URL:

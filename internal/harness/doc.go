@@ -93,7 +93,12 @@
 //   - every local reference exists with the right type (skills and plugins
 //     are directories, a skill holds SKILL.md), except optional host files;
 //   - host_files dest values are clean absolute sandbox paths; env names are
-//     valid; image digests are sha256:<64 hex>.
+//     valid; image digests are sha256:<64 hex>;
+//   - native.tools names only known tools (NativeTools: web_fetch), checked
+//     at parse time with the entry's line. It grants a capability, so like
+//     env.runner it is refused in remote content (a remote harness or base:
+//     ErrRemoteNativeTools) and inside forge overlays; local layers merge
+//     by union.
 //
 // Errors are *yamlx.Error values, "file:line: field: reason", wrapping the
 // sentinels of this package and of package ref.

@@ -62,7 +62,8 @@ type Harness struct {
 
 	Security Security
 
-	// Native holds the native runtime's delegation settings (native:).
+	// Native configures the native runtime (native:): extra tools and
+	// delegate_task settings.
 	Native Native
 
 	// Forge holds the forge.<name> overlays not yet applied.
@@ -263,6 +264,7 @@ var (
 	_ yamlx.KeyChecker   = (*overlayYAML)(nil)
 	_ yamlx.UnknownKeyer = (*overlayYAML)(nil)
 	_ yamlx.KeyChecker   = (*openshellYAML)(nil)
+	_ yamlx.KeyChecker   = (*nativeYAML)(nil)
 	_ yamlx.KeyChecker   = (*hostFileYAML)(nil)
 	_ yamlx.KeyChecker   = (*validationLoopYAML)(nil)
 	_ yamlx.KeyChecker   = (*envYAML)(nil)

@@ -38,7 +38,8 @@ var (
 	// is the environment of host scripts, which run outside the sandbox;
 	// a variable there (LD_PRELOAD, BASH_ENV, PATH, …) chosen by a remote
 	// author is code execution on the runner host.
-	ErrRemoteRunnerEnv = errors.New("env.runner is not allowed in remote content: it is the environment of host scripts (declare it in a local harness)")
+	ErrRemoteNativeTools = errors.New("native.tools is not allowed in remote content: it grants the agent tools that reach the network from the host (declare it in a local harness)")
+	ErrRemoteRunnerEnv   = errors.New("env.runner is not allowed in remote content: it is the environment of host scripts (declare it in a local harness)")
 )
 
 // LoadOptions configures Load and LoadRemote.
@@ -429,6 +430,11 @@ func absolutize(h *Harness, baseURL string) error {
 			field := prefix + "validation_loop.preflight_check"
 			pos := h.Pos(field, "")
 			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemotePreflight}
+		}
+		if len(h.Native.Tools) > 0 {
+			field := prefix + "native.tools"
+			pos := h.Pos(field, h.Native.Tools[0])
+			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteNativeTools}
 		}
 		if len(h.Env.Runner) > 0 {
 			field := prefix + "env.runner"

@@ -33,8 +33,15 @@ var remoteSubagentProfiles = []string{"default", "read_only"}
 // once).
 var ErrRemoteNative = errors.New("remote content may not widen delegation (only subagent_profiles default and read_only, max_parallel_children 1; declare more in a local harness)")
 
+// NativeTools are the extra native tools a harness may allow. web_fetch
+// fetches web pages on the host, within the run's egress allowlist.
+var NativeTools = []string{"web_fetch"}
+
 // Native holds the native runtime's settings of a harness.
 type Native struct {
+	// Tools are extra native tools the harness allows (NativeTools); a
+	// remote layer may not set them (ErrRemoteNativeTools).
+	Tools []string
 	// SubagentProfiles the parent may start delegate_task children with;
 	// nil when unset (DefaultSubagentProfiles), empty for none.
 	SubagentProfiles []string
@@ -65,6 +72,7 @@ func (h *Harness) EffectiveMaxParallelChildren() int {
 
 // nativeYAML is the native: mapping of a harness file.
 type nativeYAML struct {
+	Tools               []string `yaml:"tools"`
 	SubagentProfiles    []string `yaml:"subagent_profiles"`
 	MaxParallelChildren int      `yaml:"max_parallel_children"`
 }
@@ -74,6 +82,15 @@ var _ yamlx.KeyChecker = (*nativeYAML)(nil)
 func (w *nativeYAML) CheckKey(f *yamlx.Fields, key string) error {
 	h, field, v := target(f), f.Field(key), f.Value(key)
 	switch key {
+	case "tools":
+		for i, t := range w.Tools {
+			if !slices.Contains(NativeTools, t) {
+				return yamlx.Errorf(f.File, v.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue,
+					"unknown native tool %q (known: %s)", t, strings.Join(NativeTools, ", "))
+			}
+		}
+		h.Native.Tools = w.Tools
+		h.markList(field, v, w.Tools)
 	case "subagent_profiles":
 		if yamlx.IsNull(v) {
 			return nil // unset: the default
@@ -101,9 +118,12 @@ func (w *nativeYAML) CheckKey(f *yamlx.Fields, key string) error {
 	return nil
 }
 
-// mergeNative: each native key the child sets wins over its base's.
+// mergeNative: native.tools is the union of the layers' (remote layers may
+// not set it at all, so every grant comes from a local file); each other
+// native key the child sets wins over its base's.
 func mergeNative(base, child *Harness) Native {
 	n := base.Native
+	n.Tools = slices.Compact(slices.Sorted(slices.Values(concat(base.Native.Tools, child.Native.Tools))))
 	if child.set["native.subagent_profiles"] {
 		n.SubagentProfiles = child.Native.SubagentProfiles
 	}

@@ -200,14 +200,23 @@
 // through (RunInput.Options; the runtime itself reads FULLSEND_MODEL_* on
 // the host), sets result_schema to validation_loop.schema,
 // allow_runtime_fetch, subagent_profiles and max_parallel_children (the
-// harness's native: settings, always explicit) from the harness and resume
+// harness's native: settings, always explicit) and web_fetch (native.tools)
+// from the harness, images from --image (native_extra.go: png/jpeg/gif/webp
+// inside the target repository, else ErrImage, a usage error) and resume
 // for --resume, hands the runtime the backend's Provision with the run's
 // spec for child sessions (native.ChildSessioner), and drops
 // every env.sandbox entry carrying the model API key (bearer auth) before
 // the workspace .env is written. A missing or invalid result (an error
 // wrapping native.ErrResult) is not fatal: it is judged by the validation
 // step and retried with the errors as feedback, in the same conversation.
-// Each Outcome counts one iteration; the report sums them.
+// Each Outcome counts one iteration; the report sums them. web_fetch gets
+// the sandbox's egress policy (plan network allowlist, SandboxOptions'
+// private networks and resolver) and the run's scan pipeline: fetched text
+// is scanned as remote context, its findings recorded with phase
+// "web_fetch". report.json's capabilities (capabilities.go) records what
+// the agent was given: backend, limits and skill digests for every
+// runtime, and the tools, profiles, loop limits and model endpoint (never
+// the key) the native loop reports.
 //
 // `--resume RUN_ID` re-runs the plan in the existing run directory: it must
 // hold a native transcript.jsonl, and its report (if any) must be a native

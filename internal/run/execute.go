@@ -537,6 +537,12 @@ func (x *execution) bootstrap(ctx context.Context) error {
 	if cs, ok := rt.(native.ChildSessioner); ok && x.backend != nil {
 		cs.SetChildSessions(x.provisionChild)
 	}
+	if err := x.configureWeb(); err != nil {
+		return err
+	}
+	if err := x.baseCapabilities(); err != nil {
+		return err
+	}
 	bin := runtime.BootstrapInput{
 		AgentName: p.AgentName, AgentFile: p.AgentFile, RepoDir: p.RepoDir(), Env: p.SandboxEnv,
 		RunDir: x.dir, DisabledHooks: p.DisabledHooks,
@@ -800,6 +806,7 @@ func (x *execution) runAgent(ctx, actx context.Context, i int, feedback string, 
 			Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline),
 		}
 		out, err := x.rt.Run(actx, x.sess, in)
+		x.runtimeCapabilities()
 		if out == nil {
 			if err == nil {
 				err = errors.New("runtime returned no outcome")

@@ -87,6 +87,9 @@ type Options struct {
 	Getenv func(string) string
 	// ResolveTime is how long resolution took (recorded in the report).
 	ResolveTime time.Duration
+	// Images are --image files (native runtime): inside the target
+	// repository, png/jpeg/gif/webp, attached to the first user message.
+	Images []string
 }
 
 // SkillPlan is one skill uploaded to the personal level.
@@ -248,6 +251,9 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		return nil, err
 	}
 	if err := p.planTarget(o); err != nil {
+		return nil, err
+	}
+	if err := p.planNative(h.Native.Tools, o); err != nil {
 		return nil, err
 	}
 	p.planOrgAgentsMD(o)

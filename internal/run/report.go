@@ -72,6 +72,9 @@ type Report struct {
 	// directory (native runtime); the earlier attempts' reports are kept as
 	// report.attempt-N.json.
 	Resumes int `json:"resumes,omitempty"`
+	// Capabilities is what the agent was given: tools, limits, backend,
+	// model endpoint (never its key) and skills with digests.
+	Capabilities *CapabilitySnapshot `json:"capabilities,omitempty"`
 
 	dir string
 }

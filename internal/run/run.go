@@ -118,7 +118,7 @@ func preparePlan(req Request, res *resolve.Result, cfg *config.Config, o Options
 		}
 	}
 	plan, err := NewPlan(res, cfg, o)
-	if errors.Is(err, ErrNoTargetRepo) {
+	if errors.Is(err, ErrNoTargetRepo) || errors.Is(err, ErrImage) {
 		return nil, &UsageError{err}
 	}
 	if err != nil {

@@ -331,7 +331,7 @@ func TestWebFetchProfile(t *testing.T) {
 	}
 	msgs := m.parent[1].Messages
 	res := msgs[len(msgs)-1]
-	if _, built := allTools[webFetchTool]; built {
+	if _, built := allTools[ToolWebFetch]; built {
 		if res.IsError || strings.Join(got, ",") != "web_fetch" {
 			t.Errorf("web_fetch child tools %v result %s", got, res.Text())
 		}

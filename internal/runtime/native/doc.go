@@ -18,6 +18,16 @@
 //	fetch_skill          only with allow_runtime_fetch: `fullsend fetch-skill URL` in the sandbox
 //	delegate_task        one child loop: fresh context, profile default|read_only|web_fetch, sanitized summary,
 //	                     optional returnSchema (JSON Schema) validated, with up to 2 correction requests
+//	web_fetch            only with Options["web_fetch"]="true" and SetWeb: runs on the host through
+//	                     fetch.WebClient (http/https, the run's egress allowlist, internal addresses
+//	                     refused outside allowed_private_networks, redirects re-vetted, ≤ 5 hops,
+//	                     2 MiB, 30 s); HTML reduced to text plus links, binary refused; the text is
+//	                     scanned as remote context (WebConfig.Scan) and a blocking finding withholds it
+//
+// Options["images"] (newline list of host files; `fullsend run --image`)
+// attaches png/jpeg/gif/webp images (≤ 5 MiB, sniffed) to the first user
+// message; a copy is kept in images/prompt-<k>.<ext> and the transcript
+// keeps the path, media type, size and sha256, never the pixels.
 //
 // Tool outputs reach the model cut to MaxToolOutput (head and tail kept,
 // with a marker); the whole output is kept in the run directory. Malformed
@@ -73,6 +83,8 @@
 //	calls.jsonl            one line per model HTTP attempt: status, request id, bytes, timings, retry wait
 //	tool-outputs/<n>.txt   whole output of tool call n
 //	images/<n>.<ext>       images returned by view_image (the transcript keeps file + sha256, not pixels)
+//	images/prompt-<k>.<ext> prompt images (--image)
+//	web/<n>.body, .headers raw response of web_fetch call n (hops, status, headers)
 //	skill-registry.json    skills (name, description, files with sha256, allowlisted scripts, source)
 //	children/<k>/          the same layout for the k-th delegate_task child, and return.json (its raw structured return)
 //
@@ -93,6 +105,13 @@
 // registry, not a failure), every regular file with its sha256, scripts/ as
 // the script allowlist. The model sees only names and descriptions in the system
 // prompt and reads the rest on demand (progressive disclosure).
+//
+// # Capability snapshot
+//
+// After each Run, Snapshot returns what the loop offered: tools, subagent
+// profiles, limits and the model endpoint (dialect, base URL redacted,
+// model, auth mode, the key's variable name; never the key). The runner
+// puts it in report.json.
 //
 // # Failure
 //

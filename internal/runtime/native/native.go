@@ -41,10 +41,13 @@ const (
 	OptAllowFetch       = "allow_runtime_fetch"   // "true": offer fetch_skill
 	OptSubagentProfiles = "subagent_profiles"     // comma list; "none" disables delegate_task
 	OptMaxParallel      = "max_parallel_children" // 1-8 delegate_task children at once
+	OptWebFetch         = "web_fetch"             // "true": offer web_fetch (needs SetWeb)
+	OptImages           = "images"                // newline list of host image files for the first message
 )
 
 var knownOptions = []string{OptAPI, OptBaseURL, OptModel, OptAuth, OptKeyEnv, OptMaxTurns, OptMaxOutputTokens,
-	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles, OptMaxParallel}
+	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles, OptMaxParallel,
+	OptWebFetch, OptImages}
 
 // MaxResultBytes bounds the structured result file read from the sandbox.
 const MaxResultBytes = 4 << 20
@@ -89,6 +92,8 @@ type Runtime struct {
 	provision   ProvisionFunc
 	lastResult  string
 	lastRunDir  string
+	web         *webState // SetWeb (web_fetch)
+	snap        *Snapshot // the last Run's capabilities (Snapshot)
 }
 
 var (
@@ -209,6 +214,8 @@ type runOptions struct {
 	resultSchema string
 	resume       bool
 	allowFetch   bool
+	webFetch     bool
+	images       []string
 }
 
 func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
@@ -252,6 +259,9 @@ func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
 	if err := r.parseChildOptions(o); err != nil {
 		return ro, err
 	}
+	if err := r.parseExtraOptions(o, &ro); err != nil {
+		return ro, err
+	}
 	return ro, nil
 }
 
@@ -265,6 +275,7 @@ type loopSpec struct {
 	env     map[string]string
 	depth   int
 	prompt  string
+	images  []model.Block // attached to the first user message
 }
 
 // newLoop creates a fresh loop: a new transcript in spec.runDir with the
@@ -288,7 +299,8 @@ func (r *Runtime) newLoop(spec loopSpec, client Completer, mc model.Config, s sa
 		l.close()
 		return nil, err
 	}
-	if err := l.addMessage(model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(spec.prompt)}}, Record{}); err != nil {
+	first := append([]model.Block{model.TextBlock(spec.prompt)}, spec.images...)
+	if err := l.addMessage(model.Message{Role: model.RoleUser, Content: first}, Record{}); err != nil {
 		l.close()
 		return nil, err
 	}
@@ -389,6 +401,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		return nil, err
 	}
 	defer l.close()
+	r.takeSnapshot(l, mc)
 	in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: mc.Model, Text: fmt.Sprintf("native loop: %s %s (%s)", mc.API, mc.Endpoint(), mc.Model)})
 	// The Outcome summarises this iteration (the runner sums iterations):
 	// a validation iteration continuing the conversation reports what it
@@ -499,7 +512,12 @@ func (r *Runtime) startLoop(ctx context.Context, in runtime.RunInput, ro runOpti
 		d.rd.close()
 		return nil, &runtime.Error{Runtime: Name, Op: "run", Err: err}
 	}
-	l, err := r.newLoop(loopSpec{runDir: in.RunDir, system: system, tools: tools, limits: ro.limits, workDir: d.workDir, env: in.Env, prompt: in.FullPrompt()},
+	images, err := promptImages(d.rd, ro.images)
+	if err != nil {
+		d.rd.close()
+		return nil, &runtime.Error{Runtime: Name, Op: "images", Err: err}
+	}
+	l, err := r.newLoop(loopSpec{runDir: in.RunDir, system: system, tools: tools, limits: ro.limits, workDir: d.workDir, env: in.Env, prompt: in.FullPrompt(), images: images},
 		d.client, d.mc, d.sess, in.Events, d.reg, d.guard, d.redact, d.rd)
 	if err != nil {
 		return nil, &runtime.Error{Runtime: Name, Op: "run", Err: err}
@@ -593,6 +611,9 @@ func (r *Runtime) toolSet(reg *SkillRegistry, ro runOptions) []string {
 	}
 	if len(r.profilesOK) > 0 {
 		tools = append(tools, ToolDelegateTask)
+	}
+	if ro.webFetch {
+		tools = append(tools, ToolWebFetch)
 	}
 	return tools
 }

@@ -21,9 +21,6 @@ const (
 	ProfileDefault  = "default"
 	ProfileReadOnly = "read_only"
 	ProfileWebFetch = "web_fetch"
-	// webFetchTool is the only tool of the web_fetch profile, looked up by
-	// name in the tool table.
-	webFetchTool = "web_fetch"
 )
 
 // Bounds of parallel children (native.max_parallel_children).

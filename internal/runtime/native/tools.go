@@ -46,7 +46,7 @@ const (
 var profiles = map[string][]string{
 	ProfileDefault:  {ToolBash, ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDir, ToolViewImage, ToolReadSkillResource},
 	ProfileReadOnly: {ToolReadFile, ToolListDir, ToolViewImage, ToolReadSkillResource},
-	ProfileWebFetch: {webFetchTool},
+	ProfileWebFetch: {ToolWebFetch},
 }
 
 // profileNames lists the known profiles in a fixed order.
@@ -89,6 +89,7 @@ type tool struct {
 //	run_skill_script     Skill               pinned, allowlisted skill scripts only
 //	fetch_skill          Bash                checked as the command "fullsend fetch-skill URL"
 //	delegate_task        Task, Agent         the child loop keeps the parent's checks
+//	web_fetch            WebFetch            runs on the host through fetch.WebClient
 //
 // A tool not in this table is shown to the rules under its own name.
 var claudeNames = map[string][]string{
@@ -102,6 +103,7 @@ var claudeNames = map[string][]string{
 	ToolRunSkillScript:    {"Skill"},
 	ToolFetchSkill:        {"Bash"},
 	ToolDelegateTask:      {"Task", "Agent"},
+	ToolWebFetch:          {"WebFetch"},
 }
 
 func schema(props string, required ...string) json.RawMessage {
@@ -119,6 +121,7 @@ func init() { allTools = toolTable() }
 
 func toolTable() map[string]*tool {
 	return map[string]*tool{
+		ToolWebFetch: webFetchTool(),
 		ToolBash: {run: runBash, spec: model.ToolSpec{Name: ToolBash,
 			Description: "Run a bash command in the sandbox (working directory: the repository). Returns stdout, stderr and the exit code. Output beyond 32 KiB is truncated.",
 			Parameters:  schema(`"command":{"type":"string","description":"the bash command"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":600,"description":"default 120"}`, "command")}},
