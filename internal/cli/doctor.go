@@ -15,6 +15,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
@@ -185,7 +186,7 @@ func doctorLocal(ctx context.Context, sev string) []doctorCheck {
 func probeSandbox(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, doctorProbeTimeout)
 	defer cancel()
-	b, err := sandbox.Open("local", sandbox.Options{})
+	b, err := backends.Open("local", sandbox.Options{})
 	if err != nil {
 		return "", err
 	}
@@ -221,7 +222,7 @@ func doctorDocker(cfg *config.Config, sev string) doctorCheck {
 	if cfg != nil {
 		o.DockerHost = cfg.Sandbox.Docker.Host
 	}
-	b, err := sandbox.Open("docker", o)
+	b, err := backends.Open("docker", o)
 	if err != nil {
 		c.Status, c.Detail = sev, err.Error()
 		c.Fix = "start Docker or Podman, or point sandbox.docker.host (or DOCKER_HOST) at its socket; only needed for --sandbox docker"

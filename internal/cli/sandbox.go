@@ -14,9 +14,8 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	_ "github.com/fullsend-ai/fullsend/internal/sandbox/docker" // registers "docker"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
-	_ "github.com/fullsend-ai/fullsend/internal/sandbox/local" // registers "local"; re-exec hook
 )
 
 func newSandboxCmd(env *Env) *cobra.Command {
@@ -194,7 +193,7 @@ func runSandboxExec(ctx context.Context, env *Env, f sandboxExecFlags, args []st
 		}
 	}
 	spec.Network.Log = env.Stderr
-	b, err := sandbox.Open(backend, opts)
+	b, err := backends.Open(backend, opts)
 	if err != nil {
 		return err
 	}

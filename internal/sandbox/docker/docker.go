@@ -40,10 +40,6 @@ const ProxyPort = 3128
 
 const proxyDir = "/run/fullsend-proxy"
 
-func init() {
-	sandbox.Register(Name, func(o sandbox.Options) (sandbox.Backend, error) { return New(o) })
-}
-
 // Backend is the docker backend.
 type Backend struct {
 	opts sandbox.Options
