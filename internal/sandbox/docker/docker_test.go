@@ -71,6 +71,7 @@ func setup(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	sandboxtest.Reexec()
 	code := m.Run()
 	if binary != "" {
 		os.RemoveAll(filepath.Dir(binary))

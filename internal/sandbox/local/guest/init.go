@@ -11,11 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The local backend re-executes the running binary (fullsend, or a test
-// binary) as the sandbox init, the agent supervisor and a userns holder.
-// The role is chosen by this environment variable and handled from a package
-// init function, before main runs, so cmd/fullsend needs no special code.
-const EnvRole = "FULLSEND_SANDBOX_ROLE"
 const envSuper = "FULLSEND_SANDBOX_SUPER"
 
 // Fixed descriptor numbers in re-executed children (ExtraFiles start at 3).
@@ -27,12 +22,12 @@ const (
 // ProxyPort is the loopback port of the in-sandbox proxy endpoint.
 const ProxyPort = 3128
 
-func init() {
-	role := os.Getenv(EnvRole)
-	if role == "" {
-		return
-	}
-	os.Unsetenv(EnvRole)
+// Run plays role, the value of EnvRole (which the caller, package reexec,
+// has already removed from the environment), and returns the exit status.
+// The roles that become the command (enter, confine) return only when they
+// fail, hold returns 0 when its stdin closes, and every other way out,
+// including an unknown role, is a failure: one line on stderr, status 120.
+func Run(role string) int {
 	var err error
 	switch role {
 	case "init":
@@ -51,12 +46,12 @@ func init() {
 		// Keep a user namespace alive until stdin closes (idmapped mounts).
 		var b [1]byte
 		os.Stdin.Read(b[:])
-		os.Exit(0)
+		return 0
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
 	fmt.Fprintf(os.Stderr, "fullsend sandbox %s: %v\n", role, err)
-	os.Exit(120)
+	return 120
 }
 
 // runInit is pid 1 of the sandbox: it starts the supervisor (whose start-up
