@@ -16,7 +16,6 @@ import (
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
@@ -130,6 +129,10 @@ func runDoctor(ctx context.Context, env *Env) []doctorCheck {
 // no_new_privs (as the kernel reports them for that process); then
 // Landlock and cgroups as the backend advertises them.
 func doctorLocal(ctx context.Context, sev string) []doctorCheck {
+	if err := sandbox.NeedsLinux("local sandbox", hostOS); err != nil {
+		return []doctorCheck{{Name: "user namespaces", Status: sev, Detail: err.Error(),
+			Fix: "run agents on a Linux machine (or in a Linux VM)"}}
+	}
 	userns := doctorCheck{Name: "user namespaces"}
 	sc := doctorCheck{Name: "seccomp"}
 	status, err := probeSandbox(ctx)
@@ -156,7 +159,7 @@ func doctorLocal(ctx context.Context, sev string) []doctorCheck {
 		ll.Fix = "Linux 5.13 or later with landlock in the lsm= boot parameter (or CONFIG_LSM)"
 	}
 	cg := doctorCheck{Name: "cgroups"}
-	if b, err := local.New(sandbox.Options{}); err != nil {
+	if b, err := backends.Open(backends.Local, sandbox.Options{}); err != nil {
 		cg.Status, cg.Detail = doctorWarn, err.Error()
 	} else {
 		caps := b.Capabilities()

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// helloHarness is the README's example harness.
+var helloHarness = filepath.Join("..", "..", "examples", "hello", "harness.yaml")
+
 func needLocalSandbox(t *testing.T) {
 	t.Helper()
 	if err := sandboxtest.Unavailable("local"); err != nil {

@@ -187,6 +187,9 @@ func runSandboxExec(ctx context.Context, env *Env, f sandboxExecFlags, args []st
 		}
 		return sandboxDryRun(env, k8s, spec)
 	}
+	if err := thisSystemNeedsLinux("sandbox exec"); err != nil {
+		return err
+	}
 	if backend == kubernetes.Name {
 		if err := kubernetesOptions(env, k8s, &opts); err != nil {
 			return err

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package e2e_test runs the runtime fetch path end to end: a harness with
 // allow_runtime_fetch, the fetch service on the host, a real local sandbox
 // reaching it through its egress proxy, and the script runtime calling
