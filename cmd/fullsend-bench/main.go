@@ -44,7 +44,7 @@ func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 // job is one command (or a group of commands run back to back) and how to
 // check that it did what it should.
 type job struct {
-	cmds  []*cmdSpec
+	cmds []*cmdSpec
 }
 
 type cmdSpec struct {

@@ -7,8 +7,13 @@ import (
 	"os"
 
 	"github.com/fullsend-ai/fullsend/internal/cli"
+	"github.com/fullsend-ai/fullsend/internal/reexec"
 )
 
 func main() {
+	// A sandbox backend re-executes this binary in a role (sandbox init,
+	// supervisor, proxy or host-services forwarder...) named by an
+	// environment variable: play it and exit, before the CLI.
+	reexec.Main()
 	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

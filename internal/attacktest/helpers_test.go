@@ -1,3 +1,5 @@
+//go:build linux
+
 package attacktest
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cli"
 	"github.com/fullsend-ai/fullsend/internal/cli/clitest"
+	"github.com/fullsend-ai/fullsend/internal/reexec"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
 
@@ -24,6 +27,9 @@ import (
 // TMPDIR to a private directory so that everything the runs leave behind
 // there can be seen and counted.
 func TestMain(m *testing.M) {
+	// The sandbox roles first: a probe's command is started by them, with
+	// FULLSEND_ATTACK_HELPER already in its environment.
+	reexec.Main()
 	if h := os.Getenv("FULLSEND_ATTACK_HELPER"); h != "" {
 		os.Exit(probe(h, os.Args[1:]))
 	}

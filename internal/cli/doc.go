@@ -1,8 +1,9 @@
 // Package cli holds the fullsend command tree (spf13/cobra): flag parsing and
 // output formatting only. Work is done by the internal packages it calls.
 //
-// Every command lives in its own file and registers itself with register from
-// an init function. Main turns any error into a single stderr line
+// Every command lives in its own file; root.go's commands is the one list
+// of them. cmd/fullsend's main first lets package reexec play the role a
+// sandbox re-executed the binary as, then calls Main. Main turns any error into a single stderr line
 // ("fullsend: <message>") and an exit code: 0 success, 1 failure, 2 bad usage,
 // or the code carried by an *ExitError. A command stopped by SIGINT or
 // SIGTERM (Main's signal context) prints "fullsend: interrupted" instead of

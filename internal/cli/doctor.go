@@ -15,7 +15,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
@@ -129,6 +129,10 @@ func runDoctor(ctx context.Context, env *Env) []doctorCheck {
 // no_new_privs (as the kernel reports them for that process); then
 // Landlock and cgroups as the backend advertises them.
 func doctorLocal(ctx context.Context, sev string) []doctorCheck {
+	if err := sandbox.NeedsLinux("local sandbox", hostOS); err != nil {
+		return []doctorCheck{{Name: "user namespaces", Status: sev, Detail: err.Error(),
+			Fix: "run agents on a Linux machine (or in a Linux VM)"}}
+	}
 	userns := doctorCheck{Name: "user namespaces"}
 	sc := doctorCheck{Name: "seccomp"}
 	status, err := probeSandbox(ctx)
@@ -155,7 +159,7 @@ func doctorLocal(ctx context.Context, sev string) []doctorCheck {
 		ll.Fix = "Linux 5.13 or later with landlock in the lsm= boot parameter (or CONFIG_LSM)"
 	}
 	cg := doctorCheck{Name: "cgroups"}
-	if b, err := local.New(sandbox.Options{}); err != nil {
+	if b, err := backends.Open(backends.Local, sandbox.Options{}); err != nil {
 		cg.Status, cg.Detail = doctorWarn, err.Error()
 	} else {
 		caps := b.Capabilities()
@@ -185,7 +189,7 @@ func doctorLocal(ctx context.Context, sev string) []doctorCheck {
 func probeSandbox(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, doctorProbeTimeout)
 	defer cancel()
-	b, err := sandbox.Open("local", sandbox.Options{})
+	b, err := backends.Open("local", sandbox.Options{})
 	if err != nil {
 		return "", err
 	}
@@ -221,7 +225,7 @@ func doctorDocker(cfg *config.Config, sev string) doctorCheck {
 	if cfg != nil {
 		o.DockerHost = cfg.Sandbox.Docker.Host
 	}
-	b, err := sandbox.Open("docker", o)
+	b, err := backends.Open("docker", o)
 	if err != nil {
 		c.Status, c.Detail = sev, err.Error()
 		c.Fix = "start Docker or Podman, or point sandbox.docker.host (or DOCKER_HOST) at its socket; only needed for --sandbox docker"

@@ -13,6 +13,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/model"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/scaffold"
 )
 
@@ -573,7 +574,7 @@ func TestDoctor(t *testing.T) {
 
 // sandboxWorks reports whether the local sandbox can provision here.
 func sandboxWorks() bool {
-	b, err := sandbox.Open("local", sandbox.Options{})
+	b, err := backends.Open("local", sandbox.Options{})
 	if err != nil {
 		return false
 	}

@@ -190,6 +190,9 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 // runHarness checks what the flags alone decide, before anything is
 // resolved, then hands the run to package run with the services of env.
 func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf runFlags) (*runpkg.Report, error) {
+	if err := thisSystemNeedsLinux("run"); err != nil {
+		return nil, err
+	}
 	if rf.script != "" && rf.runtime == "" {
 		rf.runtime = "script"
 	}

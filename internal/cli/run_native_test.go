@@ -30,8 +30,6 @@ import (
 // runtime reads the FULLSEND_MODEL_* variables from the process
 // environment, so the tests set them with t.Setenv (no t.Parallel).
 
-var helloHarness = filepath.Join("..", "..", "examples", "hello", "harness.yaml")
-
 const (
 	helloResult  = `{"greeting": "Hello, world!", "name": "world"}`
 	resultInSbox = "/sandbox/output/agent-result.json"

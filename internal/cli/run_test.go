@@ -8,14 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/reexec"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
 
-// TestMain: `fullsend run` in the local sandbox runs `fullsend scan
-// context` inside it, and there the test binary is /usr/local/bin/fullsend;
-// it must then act as the CLI.
+// TestMain: the sandboxes run the test binary in their roles (reexec);
+// and `fullsend run` in the local sandbox runs `fullsend scan context`
+// inside it, and there the test binary is /usr/local/bin/fullsend; it must
+// then act as the CLI.
 func TestMain(m *testing.M) {
+	reexec.Main()
 	if filepath.Base(os.Args[0]) == "fullsend" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -23,6 +26,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	os.Exit(m.Run())
 }
+
+// helloHarness is the README's example harness.
+var helloHarness = filepath.Join("..", "..", "examples", "hello", "harness.yaml")
 
 func needLocalSandbox(t *testing.T) {
 	t.Helper()

@@ -14,9 +14,8 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	_ "github.com/fullsend-ai/fullsend/internal/sandbox/docker" // registers "docker"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
-	_ "github.com/fullsend-ai/fullsend/internal/sandbox/local" // registers "local"; re-exec hook
 )
 
 func newSandboxCmd(env *Env) *cobra.Command {
@@ -188,13 +187,16 @@ func runSandboxExec(ctx context.Context, env *Env, f sandboxExecFlags, args []st
 		}
 		return sandboxDryRun(env, k8s, spec)
 	}
+	if err := thisSystemNeedsLinux("sandbox exec"); err != nil {
+		return err
+	}
 	if backend == kubernetes.Name {
 		if err := kubernetesOptions(env, k8s, &opts); err != nil {
 			return err
 		}
 	}
 	spec.Network.Log = env.Stderr
-	b, err := sandbox.Open(backend, opts)
+	b, err := backends.Open(backend, opts)
 	if err != nil {
 		return err
 	}

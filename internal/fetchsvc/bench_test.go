@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -109,14 +108,4 @@ func benchCacheHits(b *testing.B, distinct int, uploader func(testing.TB) fetchs
 	b.ReportMetric(float64(q(0.99).Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(lat)), "cpu-ms/req")
-}
-
-// cpuTime is the process's user+system CPU time (service and client side
-// together).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

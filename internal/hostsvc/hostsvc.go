@@ -42,8 +42,8 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
-// EnvServices switches the fullsend binary into the in-sandbox forwarder:
-// a comma list of "IP:PORT" loopback endpoints to serve.
+// EnvServices switches the fullsend binary into the in-sandbox forwarder
+// (Serve): a comma list of "IP:PORT" loopback endpoints to serve.
 const EnvServices = "FULLSEND_SANDBOX_HOST_SERVICES"
 
 // ReadyLine is what the forwarder prints on stdout once it listens on
@@ -53,14 +53,11 @@ const ReadyLine = "fullsend host services ready"
 // StartTimeout bounds how long Start waits for the forwarder.
 const StartTimeout = 15 * time.Second
 
-func init() {
-	v := os.Getenv(EnvServices)
-	if v == "" {
-		return
-	}
-	os.Unsetenv(EnvServices)
-	os.Exit(serveMain(v, os.Stdout, os.Getenv))
-}
+// Serve is the forwarder process, started with EnvServices set to list
+// (package reexec calls it with the variable's value, already removed from
+// the environment): it serves every address of list and returns the exit
+// status (1, after one "error: …" line on stdout, when it cannot).
+func Serve(list string) int { return serveMain(list, os.Stdout, os.Getenv) }
 
 // serveMain is the forwarder process: it returns an exit status.
 func serveMain(list string, out io.Writer, getenv func(string) string) int {

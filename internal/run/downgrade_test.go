@@ -8,6 +8,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 )
 
 // weakMemory is the local backend claiming that its memory limit holds
@@ -29,7 +30,7 @@ func TestDowngradesWarnedBeforeTheAgent(t *testing.T) {
 	f := newFixture(t)
 	needLocal(t)
 	p := f.mustPlan(baseHarness+"env:\n  sandbox:\n    GH_TOKEN: ${GH_TOKEN}\n", run.Options{})
-	b, err := sandbox.Open("local", sandboxOpts(f.tmp))
+	b, err := backends.Open("local", sandboxOpts(f.tmp))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,12 +22,9 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 	"github.com/fullsend-ai/fullsend/internal/trace"
-
-	// Sandbox backends register themselves.
-	_ "github.com/fullsend-ai/fullsend/internal/sandbox/docker"
-	_ "github.com/fullsend-ai/fullsend/internal/sandbox/local"
 )
 
 // TimeoutGrace is how long after timeout_minutes a run may take to stop:
@@ -45,7 +42,7 @@ const ScanContextTimeout = 2 * time.Minute
 // ExecOptions are the collaborators of Execute; the zero value is the
 // production setup.
 type ExecOptions struct {
-	// Backend provisions the sandbox (nil: sandbox.Open(plan.Backend,
+	// Backend provisions the sandbox (nil: backends.Open(plan.Backend,
 	// SandboxOptions)).
 	Backend        sandbox.Backend
 	SandboxOptions sandbox.Options
@@ -471,7 +468,7 @@ func (x *execution) provision(ctx context.Context) error {
 	b := x.o.Backend
 	if b == nil {
 		var err error
-		if b, err = sandbox.Open(x.plan.Backend, x.o.SandboxOptions); err != nil {
+		if b, err = backends.Open(x.plan.Backend, x.o.SandboxOptions); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/openflag"
@@ -68,8 +67,8 @@ func runHostScript(ctx context.Context, field, script, logFile string, env map[s
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Env = os.Environ()
 	keys := make([]string, 0, len(env))
@@ -83,7 +82,7 @@ func runHostScript(ctx context.Context, field, script, logFile string, env map[s
 	err = cmd.Run()
 	// Whatever happened, leave no member of the group behind.
 	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = killGroup(cmd)
 	}
 	if err == nil {
 		return nil

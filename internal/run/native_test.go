@@ -27,6 +27,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 )
 
 // TestPlanNativeOptions: the native runtime gets the command-line options
@@ -194,7 +195,7 @@ func TestChildSessionsProvisioned(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &childSessions{Runtime: rt}
-	b, err := sandbox.Open("local", sandboxOpts(f.tmp))
+	b, err := backends.Open("local", sandboxOpts(f.tmp))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,13 @@
 // Package runtime defines the contract between the runner (internal/run) and
 // the agent runtimes that execute an agent inside a provisioned sandbox
-// session, and the registry the runner selects them from (--runtime flag,
-// harness or config default).
+// session (selected by --runtime flag, harness or config default).
 //
 // It owns the sandbox layout constants, the Runtime interface, its two
 // optional extensions (TranscriptHandler, HooksBootstrap), the normalised
-// Event and Outcome types, and the name → Factory registry. Runtimes
-// register themselves from an init function of their own package
-// (internal/runtime/script, internal/runtime/claude, internal/runtime/native);
-// the runner imports them for the side effect.
+// Event and Outcome types, and the Factory type. The runtimes themselves
+// (internal/runtime/script, internal/runtime/claude,
+// internal/runtime/native) are listed once, in internal/runtime/builtin,
+// where the runner and the CLI look them up by name.
 //
 // # Lifecycle
 //

@@ -39,9 +39,12 @@
 //
 // # Backends
 //
-// Backends live in subpackages and register with Register from init; Open
-// looks them up by name: "local" (namespaces, Landlock, seccomp; see package
-// local) and "docker" (Docker Engine or Podman API; see package docker).
+// Backends live in subpackages, listed once in package backends, whose
+// Open looks them up by name: "local" (namespaces, Landlock, seccomp; see
+// package local), "docker" (Docker Engine or Podman API; see package
+// docker) and "kubernetes" (one Pod per session; see package kubernetes).
+// local and docker exist on Linux only (NeedsLinux gives the error
+// elsewhere).
 // Optional features are interfaces checked by type assertion on a Session
 // (Snapshotter, Resumer, MountAttacher, NetworkUpdater) and announced in
 // Capabilities. Package sandboxtest is the conformance suite every backend

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"sort"
-	"sync"
 	"time"
 )
 
@@ -346,48 +344,22 @@ type Options struct {
 	SigningKey                             []byte
 }
 
-// Factory builds a backend.
-type Factory func(Options) (Backend, error)
-
-var (
-	regMu    sync.Mutex
-	registry = map[string]Factory{}
-)
-
-// Register makes a backend available to Open. Backends register from init;
-// importing a backend package makes it available.
-func Register(name string, f Factory) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	registry[name] = f
-}
-
-// Names lists the registered backends.
-func Names() []string {
-	regMu.Lock()
-	defer regMu.Unlock()
-	var out []string
-	for n := range registry {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// ErrUnknownBackend is returned by Open for a name nobody registered.
+// ErrUnknownBackend is returned by backends.Open for a name that is not
+// one of the backends fullsend ships.
 var ErrUnknownBackend = errors.New("unknown sandbox backend")
 
 // ErrUnavailable wraps errors of backends that cannot run on this machine
 // (no user namespaces, no Docker engine, ...).
 var ErrUnavailable = errors.New("sandbox backend unavailable")
 
-// Open returns the named backend ("local", "docker", "kubernetes").
-func Open(name string, o Options) (Backend, error) {
-	regMu.Lock()
-	f, ok := registry[name]
-	regMu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("sandbox backend %q: %w (known: %v)", name, ErrUnknownBackend, Names())
+// NeedsLinux returns nil when goos (runtime.GOOS) is "linux", and
+// otherwise the error saying that what ("the local sandbox", "fullsend
+// run") needs Linux, wrapping ErrUnavailable. The sandbox backends that
+// run fullsend itself inside the sandbox (local, docker) exist on Linux
+// only; it takes goos so that the message is tested on every platform.
+func NeedsLinux(what, goos string) error {
+	if goos == "linux" {
+		return nil
 	}
-	return f(o)
+	return fmt.Errorf("%s: %w: it needs Linux (this is %s)", what, ErrUnavailable, goos)
 }

@@ -90,9 +90,13 @@ func TestProxyEnvBothCases(t *testing.T) {
 	}
 }
 
-func TestOpenUnknown(t *testing.T) {
-	if _, err := sandbox.Open("nope", sandbox.Options{}); !errors.Is(err, sandbox.ErrUnknownBackend) {
-		t.Errorf("Open(nope) = %v", err)
+func TestNeedsLinux(t *testing.T) {
+	if err := sandbox.NeedsLinux("fullsend run", "linux"); err != nil {
+		t.Errorf("NeedsLinux on linux = %v", err)
+	}
+	err := sandbox.NeedsLinux("fullsend run", "darwin")
+	if !errors.Is(err, sandbox.ErrUnavailable) || err.Error() != "fullsend run: sandbox backend unavailable: it needs Linux (this is darwin)" {
+		t.Errorf("NeedsLinux on darwin = %v", err)
 	}
 }
 

@@ -4,23 +4,11 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
 )
-
-// cpuTime is the CPU time (user+system) this process has used. On a shared,
-// oversubscribed machine wall-clock MB/s understates the per-core speed;
-// the benchmarks also report MB per CPU-second ("cpu-MB/s").
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func reportCPU(b *testing.B, start time.Duration, size int) {
 	if d := cpuTime() - start; d > 0 {

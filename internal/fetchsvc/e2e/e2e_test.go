@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package e2e_test runs the runtime fetch path end to end: a harness with
 // allow_runtime_fetch, the fetch service on the host, a real local sandbox
 // reaching it through its egress proxy, and the script runtime calling
@@ -25,6 +27,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/model/modeltest"
+	"github.com/fullsend-ai/fullsend/internal/reexec"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
@@ -37,6 +40,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	reexec.Main() // the local sandbox's roles
 	if len(os.Args) > 1 && os.Args[1] == "fetch-skill" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package docker
 
 import (
@@ -35,14 +37,7 @@ import (
 // Name of the backend.
 const Name = "docker"
 
-// ProxyPort is the in-container loopback port of the proxy forwarder.
-const ProxyPort = 3128
-
 const proxyDir = "/run/fullsend-proxy"
-
-func init() {
-	sandbox.Register(Name, func(o sandbox.Options) (sandbox.Backend, error) { return New(o) })
-}
 
 // Backend is the docker backend.
 type Backend struct {
@@ -322,7 +317,7 @@ func (s *session) watchMounts() {
 func (s *session) startForwarder(ctx context.Context) error {
 	ex, err := s.b.cli.ExecCreate(ctx, s.cid, client.ExecCreateOptions{
 		User: s.own, AttachStdout: true, AttachStderr: true,
-		Env: []string{envForward + "=" + proxyDir + "/proxy.sock"},
+		Env: []string{EnvForward + "=" + proxyDir + "/proxy.sock"},
 		Cmd: []string{sandbox.BinaryPath, "fullsend-sandbox-forward"},
 	})
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package docker_test
 
 import (
@@ -71,6 +73,7 @@ func setup(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	sandboxtest.Reexec()
 	code := m.Run()
 	if binary != "" {
 		os.RemoveAll(filepath.Dir(binary))

@@ -1,3 +1,5 @@
+//go:build linux
+
 package kubernetes_test
 
 import (

@@ -17,10 +17,6 @@ import (
 // Name is the backend's registered name.
 const Name = "kubernetes"
 
-func init() {
-	sandbox.Register(Name, func(o sandbox.Options) (sandbox.Backend, error) { return New(o) })
-}
-
 var digestRef = lazyre.New(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
 
 // ReadyTimeout bounds how long Provision waits for the Pod to run.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package local
 
 import (
@@ -203,139 +205,175 @@ func newCgroups(id string, l sandbox.Limits) (*cgroupSet, error) {
 	return newCgroupsIn(detectCgroups(), id, l)
 }
 
-func newCgroupsIn(env cgroupEnv, id string, l sandbox.Limits) (cs *cgroupSet, err error) {
-	cs = &cgroupSet{enforced: map[string]string{}}
-	defer func() {
-		if err != nil {
-			cs.remove()
-			cs = nil
-		}
-	}()
-	mk := func(parent, name string) (string, error) {
-		d := filepath.Join(parent, name)
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return "", err
-		}
-		cs.created = append(cs.created, d)
-		return d, nil
-	}
-	write := func(dir, file, val string) error {
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(val), 0o644); err != nil {
-			return fmt.Errorf("cgroup %s: %w", filepath.Join(dir, file), err)
-		}
-		return nil
-	}
-	pidsMax := strconv.Itoa(l.Pids)
-	sessionPids := strconv.Itoa(l.Pids + PidsReserve)
-	mem := strconv.FormatInt(l.MemoryBytes, 10)
-	quota := int(l.CPUs * 100000)
-	if quota < 1000 {
-		quota = 1000
-	}
+func newCgroupsIn(env cgroupEnv, id string, l sandbox.Limits) (*cgroupSet, error) {
+	cs := &cgroupSet{enforced: map[string]string{}}
+	v := cgroupValuesOf(l)
+	var err error
 	if env.v2 != "" {
-		cs.v2 = true
-		sess, err := mk(env.v2, "fullsend-"+id)
-		if err != nil {
-			return nil, err
-		}
-		cs.sessions = []string{sess}
-		avail := env.v2Ctrl // the parent's subtree_control: the session's controllers
-		for _, c := range []string{"pids", "memory", "cpu"} {
-			if avail[c] {
-				if err := write(sess, "cgroup.subtree_control", "+"+c); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if cs.sys, err = mk(sess, "sys"); err != nil {
-			return nil, err
-		}
-		agent, err := mk(sess, "agent")
-		if err != nil {
-			return nil, err
-		}
-		cs.agents = []string{agent}
-		if avail["memory"] {
-			if err := write(agent, "cgroup.subtree_control", "+memory"); err != nil {
-				return nil, err
-			}
-		}
-		if avail["pids"] {
-			if err := write(sess, "pids.max", sessionPids); err != nil {
-				return nil, err
-			}
-			if err := write(agent, "pids.max", pidsMax); err != nil {
-				return nil, err
-			}
-			cs.enforced["pids"] = "cgroup v2 pids.max"
-		}
-		if avail["memory"] {
-			if err := write(agent, "memory.max", mem); err != nil {
-				return nil, err
-			}
-			write(agent, "memory.swap.max", "0")
-			cs.memAgent = agent
-			cs.enforced["memory"] = "cgroup v2 memory.max"
-		}
-		if avail["cpu"] {
-			if err := write(sess, "cpu.max", fmt.Sprintf("%d 100000", quota)); err != nil {
-				return nil, err
-			}
-			cs.enforced["cpu"] = "cgroup v2 cpu.max"
-		}
-		return cs, nil
+		err = cs.setupV2(env, "fullsend-"+id, v)
+	} else {
+		err = cs.setupV1(env, "fullsend-"+id, v)
 	}
+	if err != nil {
+		// Nothing of a session that failed half-way is left behind.
+		cs.remove()
+		return nil, err
+	}
+	return cs, nil
+}
+
+// cgroupValues are the resolved limits as the cgroup files take them.
+type cgroupValues struct {
+	pidsMax     string // the agent's commands
+	sessionPids string // the whole session: pidsMax plus PidsReserve
+	mem         string
+	quota       int // CPU microseconds per 100 ms period, at least 1000
+}
+
+func cgroupValuesOf(l sandbox.Limits) cgroupValues {
+	v := cgroupValues{
+		pidsMax:     strconv.Itoa(l.Pids),
+		sessionPids: strconv.Itoa(l.Pids + PidsReserve),
+		mem:         strconv.FormatInt(l.MemoryBytes, 10),
+		quota:       int(l.CPUs * 100000),
+	}
+	if v.quota < 1000 {
+		v.quota = 1000
+	}
+	return v
+}
+
+// mkdir creates the group parent/name and records it for remove.
+func (cs *cgroupSet) mkdir(parent, name string) (string, error) {
+	d := filepath.Join(parent, name)
+	if err := os.Mkdir(d, 0o755); err != nil {
+		return "", err
+	}
+	cs.created = append(cs.created, d)
+	return d, nil
+}
+
+// cgWrite writes val to the control file dir/file.
+func cgWrite(dir, file, val string) error {
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(val), 0o644); err != nil {
+		return fmt.Errorf("cgroup %s: %w", filepath.Join(dir, file), err)
+	}
+	return nil
+}
+
+// setupV2 makes, under the delegated group env.v2, the session group name
+// (pids with the reserve, CPU) with its sys group (the sandbox's own
+// processes) and agent group (the commands' pids and memory), enabling the
+// controllers the parent delegates.
+func (cs *cgroupSet) setupV2(env cgroupEnv, name string, v cgroupValues) error {
+	cs.v2 = true
+	sess, err := cs.mkdir(env.v2, name)
+	if err != nil {
+		return err
+	}
+	cs.sessions = []string{sess}
+	avail := env.v2Ctrl // the parent's subtree_control: the session's controllers
+	for _, c := range []string{"pids", "memory", "cpu"} {
+		if avail[c] {
+			if err := cgWrite(sess, "cgroup.subtree_control", "+"+c); err != nil {
+				return err
+			}
+		}
+	}
+	if cs.sys, err = cs.mkdir(sess, "sys"); err != nil {
+		return err
+	}
+	agent, err := cs.mkdir(sess, "agent")
+	if err != nil {
+		return err
+	}
+	cs.agents = []string{agent}
+	if avail["memory"] {
+		if err := cgWrite(agent, "cgroup.subtree_control", "+memory"); err != nil {
+			return err
+		}
+	}
+	if avail["pids"] {
+		if err := cgWrite(sess, "pids.max", v.sessionPids); err != nil {
+			return err
+		}
+		if err := cgWrite(agent, "pids.max", v.pidsMax); err != nil {
+			return err
+		}
+		cs.enforced["pids"] = "cgroup v2 pids.max"
+	}
+	if avail["memory"] {
+		if err := cgWrite(agent, "memory.max", v.mem); err != nil {
+			return err
+		}
+		cgWrite(agent, "memory.swap.max", "0")
+		cs.memAgent = agent
+		cs.enforced["memory"] = "cgroup v2 memory.max"
+	}
+	if avail["cpu"] {
+		if err := cgWrite(sess, "cpu.max", fmt.Sprintf("%d 100000", v.quota)); err != nil {
+			return err
+		}
+		cs.enforced["cpu"] = "cgroup v2 cpu.max"
+	}
+	return nil
+}
+
+// setupV1 makes a session group name in each writable v1 hierarchy, with
+// an agent group where the limit bounds the commands (pids, memory); CPU
+// bounds the whole session.
+func (cs *cgroupSet) setupV1(env cgroupEnv, name string, v cgroupValues) error {
 	if dir, ok := env.v1["pids"]; ok {
-		sess, err := mk(dir, "fullsend-"+id)
+		sess, err := cs.mkdir(dir, name)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		agent, err := mk(sess, "agent")
+		agent, err := cs.mkdir(sess, "agent")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := write(sess, "pids.max", sessionPids); err != nil {
-			return nil, err
+		if err := cgWrite(sess, "pids.max", v.sessionPids); err != nil {
+			return err
 		}
-		if err := write(agent, "pids.max", pidsMax); err != nil {
-			return nil, err
+		if err := cgWrite(agent, "pids.max", v.pidsMax); err != nil {
+			return err
 		}
 		cs.sessions = append(cs.sessions, sess)
 		cs.agents = append(cs.agents, agent)
 		cs.enforced["pids"] = "cgroup v1 pids.max"
 	}
 	if dir, ok := env.v1["memory"]; ok {
-		sess, err := mk(dir, "fullsend-"+id)
+		sess, err := cs.mkdir(dir, name)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		agent, err := mk(sess, "agent")
+		agent, err := cs.mkdir(sess, "agent")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := write(agent, "memory.limit_in_bytes", mem); err != nil {
-			return nil, err
+		if err := cgWrite(agent, "memory.limit_in_bytes", v.mem); err != nil {
+			return err
 		}
-		write(agent, "memory.memsw.limit_in_bytes", mem)
-		write(agent, "memory.swappiness", "0")
+		cgWrite(agent, "memory.memsw.limit_in_bytes", v.mem)
+		cgWrite(agent, "memory.swappiness", "0")
 		cs.sessions = append(cs.sessions, sess)
 		cs.agents = append(cs.agents, agent)
 		cs.memAgent = agent
 		cs.enforced["memory"] = "cgroup v1 memory.limit_in_bytes"
 	}
 	if dir, ok := env.v1["cpu"]; ok {
-		sess, err := mk(dir, "fullsend-"+id)
+		sess, err := cs.mkdir(dir, name)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		write(sess, "cpu.cfs_period_us", "100000")
-		if err := write(sess, "cpu.cfs_quota_us", strconv.Itoa(quota)); err != nil {
-			return nil, err
+		cgWrite(sess, "cpu.cfs_period_us", "100000")
+		if err := cgWrite(sess, "cpu.cfs_quota_us", strconv.Itoa(v.quota)); err != nil {
+			return err
 		}
 		cs.sessions = append(cs.sessions, sess)
 		cs.enforced["cpu"] = "cgroup v1 cpu.cfs_quota_us"
 	}
-	return cs, nil
+	return nil
 }
 
 // homes are the groups of the sandbox's own processes: the sys group on

@@ -3,10 +3,9 @@
 //
 // # Process tree
 //
-// Provision starts the binary (FULLSEND_SANDBOX_ROLE=init, handled by the
-// init function of package guest before main — see guest for why that
-// package stays light) in new user, mount, pid, ipc, uts,
-// net and cgroup namespaces, as root of its user namespace mapped to one host
+// Provision starts the binary (FULLSEND_SANDBOX_ROLE=init, handled by
+// package guest, which package reexec calls first thing in main) in new
+// user, mount, pid, ipc, uts, net and cgroup namespaces, as root of its user namespace mapped to one host
 // uid H: the caller's uid, or — when fullsend runs as root — a dedicated
 // unprivileged uid per session. The init (pid 1, non-dumpable):
 //

@@ -1,7 +1,10 @@
+//go:build linux
+
 package local
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -198,5 +201,36 @@ func TestLimitSupportFallbacks(t *testing.T) {
 	}
 	if !strings.Contains(all.Memory.How, "cgroup v1") || all.Tmp.Level != sandbox.Enforced || all.Output.How == "" {
 		t.Errorf("with every controller: %+v", all)
+	}
+}
+
+// TestCgroupsFailureLeavesNothing: a session whose groups fail half-way
+// (here an invalid memory limit, refused by the kernel after the groups
+// exist) leaves no group behind. Needs a writable memory controller.
+func TestCgroupsFailureLeavesNothing(t *testing.T) {
+	env := detectCgroups()
+	if !env.has("memory") {
+		t.Skip("no writable memory controller here")
+	}
+	id := "failtest" + strconv.Itoa(os.Getpid())
+	cs, err := newCgroupsIn(env, id, sandbox.Limits{Pids: 40, MemoryBytes: -5, CPUs: 1}.Resolved())
+	if err == nil {
+		cs.remove()
+		t.Fatal("memory limit -5 accepted")
+	}
+	if cs != nil {
+		t.Errorf("a cgroupSet returned with the error %v", err)
+	}
+	parents := []string{env.v2}
+	if env.v2 == "" {
+		parents = nil
+		for _, d := range env.v1 {
+			parents = append(parents, d)
+		}
+	}
+	for _, p := range parents {
+		if _, err := os.Stat(filepath.Join(p, "fullsend-"+id)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s left behind (%v)", filepath.Join(p, "fullsend-"+id), err)
+		}
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package local
 
 import (
@@ -35,10 +37,6 @@ const (
 
 // ProvisionTimeout bounds how long provisioning may take.
 const ProvisionTimeout = 15 * time.Second
-
-func init() {
-	sandbox.Register(Name, func(o sandbox.Options) (sandbox.Backend, error) { return New(o) })
-}
 
 // Backend is the local namespaces backend.
 type Backend struct {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package local_test
 
 import (
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
@@ -132,7 +135,7 @@ func TestCapabilities(t *testing.T) {
 }
 
 func TestOpenRegistered(t *testing.T) {
-	b, err := sandbox.Open("local", sandbox.Options{})
+	b, err := backends.Open("local", sandbox.Options{})
 	if err != nil || b.Name() != "local" {
 		t.Errorf("Open(local) = %v, %v", b, err)
 	}

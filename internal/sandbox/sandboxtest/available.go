@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 )
 
 var available sync.Map // backend name -> func() error (a sync.OnceValue)
@@ -14,11 +15,11 @@ var available sync.Map // backend name -> func() error (a sync.OnceValue)
 // on this machine, or nil: it opens the backend with default options and
 // provisions and terminates one empty session (within 20 s), once per
 // process and name. Tests that need a real sandbox skip on its error; the
-// caller must link the backend (import its package) for sandbox.Open to
+// caller must link the backend (import its package) for backends.Open to
 // find it.
 func Unavailable(name string) error {
 	f, _ := available.LoadOrStore(name, sync.OnceValue(func() error {
-		b, err := sandbox.Open(name, sandbox.Options{})
+		b, err := backends.Open(name, sandbox.Options{})
 		if err != nil {
 			return err
 		}

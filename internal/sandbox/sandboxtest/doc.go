@@ -1,6 +1,11 @@
 // Package sandboxtest is the conformance suite every sandbox backend must
 // pass. Run it from the backend's tests:
 //
+//	func TestMain(m *testing.M) {
+//		sandboxtest.Reexec() // the sandbox roles and the suite's probes
+//		os.Exit(m.Run())
+//	}
+//
 //	func TestConformance(t *testing.T) {
 //		sandboxtest.Run(t, func(t *testing.T, o sandbox.Options) sandbox.Backend {
 //			b, err := local.New(o)

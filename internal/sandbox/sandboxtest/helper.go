@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fullsend-ai/fullsend/internal/reexec"
 )
 
 // helperEnv switches a re-executed test binary into helper mode: inside a
@@ -27,7 +29,12 @@ import (
 // proxy).
 const helperEnv = "FULLSEND_SANDBOXTEST_HELPER"
 
-func init() {
+// Reexec is the first call of the TestMain of a backend's tests: the
+// backend runs the test binary in its sandbox roles (reexec.Main), and the
+// suite's probes run it, as a command in the sandbox, in helper mode. In
+// either case it plays that part and exits; otherwise it returns.
+func Reexec() {
+	reexec.Main()
 	if os.Getenv(helperEnv) == "" || len(os.Args) < 3 {
 		return
 	}

@@ -1,6 +1,9 @@
+//go:build linux
+
 // Command sandboxbench measures sandbox start-up and exec latency side by
 // side: the local backend, bubblewrap with equivalent isolation, and the
-// docker backend. It prints one table (medians and p90 over -n runs).
+// docker backend (Linux only). It prints one table (medians and p90 over
+// -n runs).
 //
 //	go run ./internal/sandbox/cmd/sandboxbench -n 50
 //

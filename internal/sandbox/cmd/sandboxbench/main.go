@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	// the same package-initialisation cost as the real binary.
 	_ "github.com/fullsend-ai/fullsend/internal/cli"
 
+	"github.com/fullsend-ai/fullsend/internal/reexec"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/docker"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local"
@@ -121,6 +124,8 @@ func bwrapRow(n int) stats {
 }
 
 func main() {
+	// The local and docker sessions run this binary as their roles.
+	reexec.Main()
 	n := flag.Int("n", 50, "runs per measurement")
 	image := flag.String("image", "", "docker image (digest or id); default: fullsend-sandboxtest-busybox:latest's id")
 	flag.Parse()

@@ -15,11 +15,12 @@
 // and socketpair(2) limited to SocketFamilies (EAFNOSUPPORT otherwise) and
 // every foreign system call ABI refused (ENOSYS).
 //
-// It imports neither package net nor anything heavy: Go initialises packages
-// in import-path order as soon as their imports are ready, so this package's
-// init function — which takes over the process when EnvRole is set — runs
-// before the expensive initialisers elsewhere in the fullsend binary (a JSON
-// Schema compiler, image reference regexps), keeping sandbox start-up cheap.
+// Package reexec calls Run with the role named by EnvRole first thing in
+// cmd/fullsend's main (and in the TestMain of the test binaries that start
+// sandboxes), after every package's initialisation: each initialiser in the
+// fullsend binary is therefore paid by every sandbox process, and must stay
+// cheap (package lazyre). The sandbox roles exist on Linux only; elsewhere
+// Run fails.
 //
 // Failures inside the sandbox are reported to the host as one line on the
 // control socket ("error" message) and on stderr; the process then exits 120.

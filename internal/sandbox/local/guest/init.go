@@ -1,3 +1,5 @@
+//go:build linux
+
 package guest
 
 import (
@@ -11,11 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The local backend re-executes the running binary (fullsend, or a test
-// binary) as the sandbox init, the agent supervisor and a userns holder.
-// The role is chosen by this environment variable and handled from a package
-// init function, before main runs, so cmd/fullsend needs no special code.
-const EnvRole = "FULLSEND_SANDBOX_ROLE"
 const envSuper = "FULLSEND_SANDBOX_SUPER"
 
 // Fixed descriptor numbers in re-executed children (ExtraFiles start at 3).
@@ -27,12 +24,12 @@ const (
 // ProxyPort is the loopback port of the in-sandbox proxy endpoint.
 const ProxyPort = 3128
 
-func init() {
-	role := os.Getenv(EnvRole)
-	if role == "" {
-		return
-	}
-	os.Unsetenv(EnvRole)
+// Run plays role, the value of EnvRole (which the caller, package reexec,
+// has already removed from the environment), and returns the exit status.
+// The roles that become the command (enter, confine) return only when they
+// fail, hold returns 0 when its stdin closes, and every other way out,
+// including an unknown role, is a failure: one line on stderr, status 120.
+func Run(role string) int {
 	var err error
 	switch role {
 	case "init":
@@ -51,12 +48,12 @@ func init() {
 		// Keep a user namespace alive until stdin closes (idmapped mounts).
 		var b [1]byte
 		os.Stdin.Read(b[:])
-		os.Exit(0)
+		return 0
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
 	fmt.Fprintf(os.Stderr, "fullsend sandbox %s: %v\n", role, err)
-	os.Exit(120)
+	return 120
 }
 
 // runInit is pid 1 of the sandbox: it starts the supervisor (whose start-up
@@ -272,23 +269,48 @@ var etcEntries = []string{
 // private already).
 func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 	// Open path sources first: the new root may be stacked over their parent.
-	opened := map[string]*os.File{}
+	opened, err := openPathSources(cfg)
 	defer func() {
 		for _, f := range opened {
 			f.Close()
 		}
 	}()
+	if err != nil {
+		return err
+	}
+	nr, err := newRootDir()
+	if err != nil {
+		return err
+	}
+	r := &rootBuilder{cfg: cfg, nr: nr, fd: fd, opened: opened}
+	for _, step := range []func() error{r.systemDirs, r.usrLocalBin, r.etc, r.scratch, r.devProc, r.specMounts} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return enterRoot(nr)
+}
+
+// openPathSources opens (O_PATH) the sources of the binary's and the spec's
+// mounts that come as paths, not descriptors; the map holds what was opened,
+// also on error.
+func openPathSources(cfg *InitConfig) (map[string]*os.File, error) {
+	opened := map[string]*os.File{}
 	for _, m := range append([]MountConfig{cfg.Exe}, cfg.Mounts...) {
 		if m.FD < 0 {
 			fd, err := unix.Open(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0)
 			if err != nil {
-				return fmt.Errorf("mount source %s: %w", m.Source, err)
+				return opened, fmt.Errorf("mount source %s: %w", m.Source, err)
 			}
 			opened[m.Source] = os.NewFile(uintptr(fd), m.Source)
 		}
 	}
-	// The new root is a tmpfs stacked, in our private mount namespace only,
-	// on a directory every uid can traverse.
+	return opened, nil
+}
+
+// newRootDir mounts the new root: a tmpfs stacked, in our private mount
+// namespace only, on a directory every uid can traverse.
+func newRootDir() (string, error) {
 	nr := ""
 	for _, d := range []string{"/tmp", "/mnt", "/run", "/var/tmp", "/media", "/srv", "/opt"} {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
@@ -297,29 +319,52 @@ func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 		}
 	}
 	if nr == "" {
-		return fmt.Errorf("no directory to build the sandbox root on")
+		return "", fmt.Errorf("no directory to build the sandbox root on")
 	}
-	at := func(p string) string { return filepath.Join(nr, p) }
 	if err := unix.Mount("tmpfs", nr, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
-		return fmt.Errorf("root tmpfs: %w", err)
+		return "", fmt.Errorf("root tmpfs: %w", err)
 	}
+	return nr, nil
+}
+
+// rootBuilder fills the new root at nr, one step per part of the tree.
+type rootBuilder struct {
+	cfg    *InitConfig
+	nr     string
+	fd     func(int) (*os.File, error)
+	opened map[string]*os.File
+}
+
+// at is sandbox path p under the new root.
+func (r *rootBuilder) at(p string) string { return filepath.Join(r.nr, p) }
+
+// attach mounts m at its target under the new root.
+func (r *rootBuilder) attach(m MountConfig) error { return attach(m, r.at(m.Target), r.fd, r.opened) }
+
+// systemDirs replicates the host's systemDirs.
+func (r *rootBuilder) systemDirs() error {
 	for _, d := range systemDirs {
-		if err := replicate(d, at(d)); err != nil {
+		if err := replicate(d, r.at(d)); err != nil {
 			return err
 		}
 	}
-	// /usr/local/bin: a tmpfs replica of the host's so the fullsend binary
-	// (and spec mounts targeting /usr/local/bin/NAME, such as an agent CLI)
-	// can be added without touching the host. It is read-only afterwards, so
-	// those mounts are attached here, before the remount.
+	return nil
+}
+
+// usrLocalBin: a tmpfs replica of the host's /usr/local/bin so the fullsend
+// binary (and spec mounts targeting /usr/local/bin/NAME, such as an agent
+// CLI) can be added without touching the host. It is read-only afterwards,
+// so those mounts are attached here, before the remount.
+func (r *rootBuilder) usrLocalBin() error {
 	inBin := map[string]bool{}
-	for _, m := range cfg.Mounts {
+	for _, m := range r.cfg.Mounts {
 		if filepath.Dir(m.Target) == "/usr/local/bin" {
 			inBin[filepath.Base(m.Target)] = true
 		}
 	}
-	if st, err := os.Stat(at("/usr/local/bin")); err == nil && st.IsDir() {
-		if err := unix.Mount("tmpfs", at("/usr/local/bin"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+	bin := r.at("/usr/local/bin")
+	if st, err := os.Stat(bin); err == nil && st.IsDir() {
+		if err := unix.Mount("tmpfs", bin, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 			return fmt.Errorf("/usr/local/bin tmpfs: %w", err)
 		}
 		if ents, err := os.ReadDir("/usr/local/bin"); err == nil {
@@ -327,33 +372,34 @@ func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 				if e.Name() == "fullsend" || inBin[e.Name()] {
 					continue
 				}
-				if err := replicate(filepath.Join("/usr/local/bin", e.Name()), at("/usr/local/bin/"+e.Name())); err != nil {
+				if err := replicate(filepath.Join("/usr/local/bin", e.Name()), r.at("/usr/local/bin/"+e.Name())); err != nil {
 					return err
 				}
 			}
 		}
-	} else if err := os.MkdirAll(at("/usr/local/bin"), 0o755); err != nil {
+	} else if err := os.MkdirAll(bin, 0o755); err != nil {
 		return fmt.Errorf("/usr/local/bin: %w", err)
 	}
-	if err := attach(cfg.Exe, at(cfg.Exe.Target), fd, opened); err != nil {
+	if err := r.attach(r.cfg.Exe); err != nil {
 		return fmt.Errorf("bind fullsend binary: %w", err)
 	}
-	for _, m := range cfg.Mounts {
+	for _, m := range r.cfg.Mounts {
 		if inBin[filepath.Base(m.Target)] && filepath.Dir(m.Target) == "/usr/local/bin" {
-			if err := attach(m, at(m.Target), fd, opened); err != nil {
+			if err := r.attach(m); err != nil {
 				return fmt.Errorf("mount %s: %w", m.Target, err)
 			}
 		}
 	}
-	if err := remountRO(at("/usr/local/bin"), false); err != nil {
-		return err
-	}
-	// /etc
-	if err := os.MkdirAll(at("/etc"), 0o755); err != nil {
+	return remountRO(bin, false)
+}
+
+// etc: the host's etcEntries, read-only, and generated identity files.
+func (r *rootBuilder) etc() error {
+	if err := os.MkdirAll(r.at("/etc"), 0o755); err != nil {
 		return err
 	}
 	for _, e := range etcEntries {
-		if err := replicate("/etc/"+e, at("/etc/"+e)); err != nil {
+		if err := replicate("/etc/"+e, r.at("/etc/"+e)); err != nil {
 			return err
 		}
 	}
@@ -366,54 +412,72 @@ func buildRoot(cfg *InitConfig, fd func(int) (*os.File, error)) error {
 		"nsswitch.conf": "passwd: files\ngroup: files\nhosts: files dns\n",
 	}
 	for name, content := range gen {
-		if err := os.WriteFile(at("/etc/"+name), []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(r.at("/etc/"+name), []byte(content), 0o644); err != nil {
 			return err
 		}
 	}
-	// /sandbox and /tmp: size-limited tmpfs, so writing past the limit is
-	// ENOSPC inside and nothing reaches the host's disks.
-	if cfg.SandboxBytes <= 0 || cfg.TmpBytes <= 0 {
+	return nil
+}
+
+// scratch: /sandbox and /tmp are size-limited tmpfs, so writing past the
+// limit is ENOSPC inside and nothing reaches the host's disks; /var/tmp is
+// /tmp.
+func (r *rootBuilder) scratch() error {
+	if r.cfg.SandboxBytes <= 0 || r.cfg.TmpBytes <= 0 {
 		return fmt.Errorf("sandbox and tmp sizes must be positive")
 	}
-	if err := os.MkdirAll(at("/sandbox"), 0o755); err != nil {
+	if err := os.MkdirAll(r.at("/sandbox"), 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", at("/sandbox"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", cfg.SandboxBytes)); err != nil {
+	if err := unix.Mount("tmpfs", r.at("/sandbox"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", r.cfg.SandboxBytes)); err != nil {
 		return fmt.Errorf("/sandbox: %w", err)
 	}
-	if err := os.MkdirAll(at("/tmp"), 0o1777); err != nil {
+	if err := os.MkdirAll(r.at("/tmp"), 0o1777); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", at("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%d", cfg.TmpBytes)); err != nil {
+	if err := unix.Mount("tmpfs", r.at("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%d", r.cfg.TmpBytes)); err != nil {
 		return fmt.Errorf("/tmp: %w", err)
 	}
-	os.MkdirAll(at("/var"), 0o755)
-	os.Symlink("../tmp", at("/var/tmp"))
-	os.MkdirAll(at("/run"), 0o755)
-	// /dev
-	if err := buildDev(at("/dev")); err != nil {
+	os.MkdirAll(r.at("/var"), 0o755)
+	os.Symlink("../tmp", r.at("/var/tmp"))
+	os.MkdirAll(r.at("/run"), 0o755)
+	return nil
+}
+
+// devProc: a minimal read-only /dev and this pid namespace's /proc.
+func (r *rootBuilder) devProc() error {
+	if err := buildDev(r.at("/dev")); err != nil {
 		return err
 	}
-	if err := remountRO(at("/dev"), false); err != nil {
+	if err := remountRO(r.at("/dev"), false); err != nil {
 		return err
 	}
-	// /proc
-	if err := os.MkdirAll(at("/proc"), 0o555); err != nil {
+	if err := os.MkdirAll(r.at("/proc"), 0o555); err != nil {
 		return err
 	}
-	if err := unix.Mount("proc", at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	if err := unix.Mount("proc", r.at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
-	// The spec's mounts, parents first.
-	for _, m := range cfg.Mounts {
+	return nil
+}
+
+// specMounts attaches the spec's mounts, parents first (those in
+// /usr/local/bin are attached by usrLocalBin).
+func (r *rootBuilder) specMounts() error {
+	for _, m := range r.cfg.Mounts {
 		if filepath.Dir(m.Target) == "/usr/local/bin" {
-			continue // attached with /usr/local/bin above
+			continue
 		}
-		if err := attach(m, at(m.Target), fd, opened); err != nil {
+		if err := r.attach(m); err != nil {
 			return fmt.Errorf("mount %s: %w", m.Target, err)
 		}
 	}
-	// Enter the new root; the old one is detached and disappears.
+	return nil
+}
+
+// enterRoot enters the new root at nr; the old one is detached and
+// disappears, and the new one becomes read-only.
+func enterRoot(nr string) error {
 	if err := unix.Chdir(nr); err != nil {
 		return err
 	}
