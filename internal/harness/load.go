@@ -426,33 +426,8 @@ func absolutize(h *Harness, baseURL string) error {
 				return err
 			}
 		}
-		if vl := h.ValidationLoop; vl != nil && vl.PreflightCheck != "" {
-			field := prefix + "validation_loop.preflight_check"
-			pos := h.Pos(field, "")
-			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemotePreflight}
-		}
-		if len(h.Native.Tools) > 0 {
-			field := prefix + "native.tools"
-			pos := h.Pos(field, h.Native.Tools[0])
-			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteNativeTools}
-		}
-		if len(h.Env.Runner) > 0 {
-			field := prefix + "env.runner"
-			k := sortedKeys(h.Env.Runner)[0]
-			pos := h.Pos(field+"."+k, h.Env.Runner[k])
-			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field + "." + k, Err: ErrRemoteRunnerEnv}
-		}
-		for _, e := range []struct {
-			name string
-			m    map[string]string
-		}{{"env.sandbox", h.Env.Sandbox}} {
-			for _, k := range sortedKeys(e.m) {
-				if strings.Contains(e.m[k], "${") {
-					field := prefix + e.name + "." + k
-					pos := h.Pos(field, e.m[k])
-					return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteExpansion}
-				}
-			}
+		if err := remoteRefusals(h, prefix); err != nil {
+			return err
 		}
 		for name, o := range h.Forge {
 			o.origins = h.origins // positions are shared under full names
@@ -471,6 +446,41 @@ func absolutize(h *Harness, baseURL string) error {
 	// Overlay positions are looked up under plain names inside overlays.
 	for name, o := range h.Forge {
 		o.origins = rekey(filterPrefix(h.origins, "forge."+name+"."), "forge."+name+".")
+	}
+	return nil
+}
+
+// remoteRefusals refuses, in a remote layer (prefix names an overlay), what
+// remote content may never set: a preflight check (a host command), native
+// tools, env.runner, and ${VAR} in env.sandbox values.
+func remoteRefusals(h *Harness, prefix string) error {
+	if vl := h.ValidationLoop; vl != nil && vl.PreflightCheck != "" {
+		field := prefix + "validation_loop.preflight_check"
+		pos := h.Pos(field, "")
+		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemotePreflight}
+	}
+	if len(h.Native.Tools) > 0 {
+		field := prefix + "native.tools"
+		pos := h.Pos(field, h.Native.Tools[0])
+		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteNativeTools}
+	}
+	if len(h.Env.Runner) > 0 {
+		field := prefix + "env.runner"
+		k := sortedKeys(h.Env.Runner)[0]
+		pos := h.Pos(field+"."+k, h.Env.Runner[k])
+		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field + "." + k, Err: ErrRemoteRunnerEnv}
+	}
+	for _, e := range []struct {
+		name string
+		m    map[string]string
+	}{{"env.sandbox", h.Env.Sandbox}} {
+		for _, k := range sortedKeys(e.m) {
+			if strings.Contains(e.m[k], "${") {
+				field := prefix + e.name + "." + k
+				pos := h.Pos(field, e.m[k])
+				return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteExpansion}
+			}
+		}
 	}
 	return nil
 }
