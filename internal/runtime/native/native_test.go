@@ -413,7 +413,7 @@ func TestDelegateTaskSchemaReturn(t *testing.T) {
 				t.Fatalf("delegate result %s", txt)
 			}
 			raw, err := os.ReadFile(filepath.Join(h.runDir, ChildrenDir, "1", ReturnFile))
-			if err != nil || !strings.Contains(string(raw), "looks \u202egood") && !strings.Contains(string(raw), "looks ‮good") {
+			if err != nil || !strings.Contains(string(raw), "looks \u202egood") && !strings.Contains(string(raw), `looks \u202egood`) {
 				t.Fatalf("raw return %q %v", raw, err)
 			}
 			if _, err := os.Stat(filepath.Join(h.runDir, ChildrenDir, "1", TranscriptFile)); err != nil {

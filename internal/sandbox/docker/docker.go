@@ -49,7 +49,7 @@ type Backend struct {
 // New connects to the engine (Options.DockerHost, else $DOCKER_HOST, else
 // the default socket) and checks it answers.
 func New(o sandbox.Options) (*Backend, error) {
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	opts := []client.Opt{client.FromEnv}
 	if o.DockerHost != "" {
 		opts = append(opts, client.WithHost(o.DockerHost))
 	}

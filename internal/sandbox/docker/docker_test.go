@@ -35,7 +35,7 @@ var (
 // /usr/local/bin/fullsend: the proxy forwarder and the suite's probes).
 func setup(t *testing.T) {
 	setupOnce.Do(func() {
-		cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+		cli, err := client.New(client.FromEnv)
 		if err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_, err = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})

@@ -142,14 +142,13 @@ func main() {
 	}
 	fmt.Printf("%-34s %-28s %-28s\n", "bwrap --unshare-all (bubblewrap)", bwrapRow(*n), "n/a (no live session)")
 
-	db, err := docker.New(sandbox.Options{})
-	if err != nil {
+	if _, err := docker.New(sandbox.Options{}); err != nil {
 		fmt.Printf("%-34s %s\n", "docker", oneLine(err.Error()))
 		return
 	}
 	img := *image
 	if img == "" {
-		if cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation()); err == nil {
+		if cli, err := client.New(client.FromEnv); err == nil {
 			if in, err := cli.ImageInspect(context.Background(), "fullsend-sandboxtest-busybox:latest"); err == nil {
 				img = in.ID
 			}
@@ -159,7 +158,11 @@ func main() {
 		fmt.Printf("%-34s %s\n", "docker", "no image: pass -image or run the docker conformance tests once")
 		return
 	}
-	db, _ = docker.New(sandbox.Options{Image: img})
+	db, err := docker.New(sandbox.Options{Image: img})
+	if err != nil {
+		fmt.Printf("%-34s %s\n", "docker", oneLine(err.Error()))
+		return
+	}
 	full, live := backendRows(db, *n)
 	fmt.Printf("%-34s %-28s %-28s\n", "docker (runc, busybox image)", full, live)
 }
