@@ -768,16 +768,7 @@ func (s *session) Terminate(ctx context.Context) error {
 // allowlist and services of a session provisioned with network access (the
 // proxy endpoint exists only then). Connections already open are kept.
 func (s *session) UpdateNetwork(ctx context.Context, n sandbox.Network) error {
-	if err := sandbox.CheckNetwork(n); err != nil {
-		return err
-	}
-	if s.proxy == nil {
-		if n.None() {
-			return nil
-		}
-		return fmt.Errorf("%s %s: update network: session was provisioned without network access", "docker sandbox", s.id)
-	}
-	return s.proxy.Update(n.Allow, n.Services, s.b.opts.AllowedPrivateNetworks)
+	return egress.UpdateSession(s.proxy, "docker sandbox "+s.id, n, s.b.opts.AllowedPrivateNetworks)
 }
 
 var _ sandbox.NetworkUpdater = (*session)(nil)

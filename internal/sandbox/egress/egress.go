@@ -71,6 +71,24 @@ func New(c Config) (*Proxy, error) {
 	return p, nil
 }
 
+// UpdateSession is sandbox.NetworkUpdater for a backend session whose
+// egress goes through p: n is checked and applied to connections opened
+// afterwards. p is nil for a session provisioned without network access,
+// which can only be "updated" to none. what names the session in errors
+// ("local sandbox ID").
+func UpdateSession(p *Proxy, what string, n sandbox.Network, priv []netip.Prefix) error {
+	if err := sandbox.CheckNetwork(n); err != nil {
+		return err
+	}
+	if p == nil {
+		if n.None() {
+			return nil
+		}
+		return fmt.Errorf("%s: update network: session was provisioned without network access", what)
+	}
+	return p.Update(n.Allow, n.Services, priv)
+}
+
 // Update replaces the policy; it applies to connections opened afterwards.
 func (p *Proxy) Update(allow, services []string, priv []netip.Prefix) error {
 	entries, err := parseAllow(allow)
