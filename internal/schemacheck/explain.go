@@ -459,7 +459,7 @@ func describe(n *jsonschema.Schema, v any, err error) string {
 		if n.Type != "" {
 			want = []string{n.Type}
 		}
-		return fmt.Sprintf("type: got %s, want %s", jsonType(v), strings.Join(want, " or "))
+		return fmt.Sprintf("type: got %s, want %s", typeName(v), strings.Join(want, " or "))
 	case kw == "minimum" && n.Minimum != nil:
 		return fmt.Sprintf("minimum: got %s, want at least %s", short(v), num(n.Minimum))
 	case kw == "maximum" && n.Maximum != nil:
@@ -484,8 +484,10 @@ func describe(n *jsonschema.Schema, v any, err error) string {
 	return reason(err)
 }
 
-// jsonType names the JSON type of a decoded value.
-func jsonType(v any) string {
+// JSONType names the JSON type of a decoded value (encoding/json's types,
+// json.Number included): "null", "boolean", "string", "integer", "number",
+// "array", "object", or "" for anything else.
+func JSONType(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
@@ -493,15 +495,28 @@ func jsonType(v any) string {
 		return "boolean"
 	case string:
 		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	case json.Number:
+		if strings.ContainsAny(x.String(), ".eE") {
+			return "number"
+		}
+		return "integer"
 	case float64:
 		if x == float64(int64(x)) {
 			return "integer"
 		}
 		return "number"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
+	}
+	return ""
+}
+
+// typeName is JSONType, or the Go type of a value that is not JSON.
+func typeName(v any) string {
+	if t := JSONType(v); t != "" {
+		return t
 	}
 	return fmt.Sprintf("%T", v)
 }

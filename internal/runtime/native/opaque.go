@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/schemacheck"
 )
 
 // ReturnFile is the raw structured return of a delegate_task child, kept in
@@ -188,7 +190,7 @@ func admits(s map[string]any, value any) bool {
 	if !ok {
 		return true
 	}
-	want := jsonType(value)
+	want := schemacheck.JSONType(value)
 	switch x := t.(type) {
 	case string:
 		return typeMatches(x, want)
@@ -205,32 +207,6 @@ func admits(s map[string]any, value any) bool {
 
 func typeMatches(name, want string) bool {
 	return name == want || (name == "number" && want == "integer")
-}
-
-func jsonType(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	case json.Number:
-		if strings.ContainsAny(x.String(), ".eE") {
-			return "number"
-		}
-		return "integer"
-	case float64:
-		if x == float64(int64(x)) {
-			return "integer"
-		}
-		return "number"
-	}
-	return ""
 }
 
 // constrained: the schema location pins a string down.
