@@ -71,27 +71,53 @@ func NewServer(o Options) *Server {
 }
 
 // Serve reads requests from in until EOF (then waits for the turns in
-// flight) or until ctx ends (which cancels them), writing envelopes to
-// out. Only a failure to read in or write out is an error.
+// flight) or until ctx ends (which cancels them; Serve then returns
+// ctx.Err() without waiting for more input), writing envelopes to out.
+// Otherwise only a failure to read in is an error.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.enc = json.NewEncoder(out)
 	s.enc.SetEscapeHTML(false)
 	defer s.wg.Wait()
-	br := bufio.NewReaderSize(in, 64<<10)
+	type read struct {
+		line []byte
+		err  error
+	}
+	lines := make(chan read)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		br := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := readLine(br)
+			select {
+			case lines <- read{line, err}:
+			case <-stop:
+				return
+			}
+			if err != nil && !errors.Is(err, errLineTooLong) {
+				return
+			}
+		}
+	}()
 	for {
-		line, err := readLine(br)
-		if errors.Is(err, errLineTooLong) {
+		var r read
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case r = <-lines:
+		}
+		if errors.Is(r.err, errLineTooLong) {
 			s.send(Envelope{Type: EnvError, Error: fmt.Sprintf("malformed request: line longer than %d bytes", MaxLine)})
 			continue
 		}
-		if len(line) > 0 {
-			s.handle(ctx, line)
+		if len(r.line) > 0 {
+			s.handle(ctx, r.line)
 		}
-		if err == io.EOF {
+		if r.err == io.EOF {
 			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("chat: reading requests: %w", err)
+		if r.err != nil {
+			return fmt.Errorf("chat: reading requests: %w", r.err)
 		}
 	}
 }
@@ -215,7 +241,8 @@ func (s *Server) accept(ctx context.Context, req Request) {
 	go s.runTurn(tctx, cancel, t, TurnRecord{Session: req.Session, Turn: n + 1, Text: s.o.Redact(req.Text), Images: images, Started: time.Now()})
 }
 
-// runTurn waits for its place, runs the turn and reports its end.
+// runTurn records and announces the turn, waits for its place, runs it
+// and reports its end.
 func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, t *turnState, rec TurnRecord) {
 	defer s.wg.Done()
 	defer func() {
@@ -224,6 +251,11 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, t *turn
 		delete(s.busy, t.session)
 		s.mu.Unlock()
 	}()
+	if err := s.o.Store.BeginTurn(rec); err != nil {
+		s.endTurn(t, rec, nil, err)
+		return
+	}
+	s.send(Envelope{Type: EnvTurnStart, Session: t.session, Turn: t.turn, Text: rec.Text, Images: rec.Images})
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
@@ -231,11 +263,6 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, t *turn
 		s.endTurn(t, rec, &runtime.Outcome{StopReason: runtime.StopCanceled}, nil)
 		return
 	}
-	if err := s.o.Store.BeginTurn(rec); err != nil {
-		s.endTurn(t, rec, nil, err)
-		return
-	}
-	s.send(Envelope{Type: EnvTurnStart, Session: t.session, Turn: t.turn, Text: rec.Text, Images: rec.Images})
 	s.mu.Lock()
 	s.current = t
 	s.mu.Unlock()

@@ -192,6 +192,9 @@ func TestBusySessionAndCancel(t *testing.T) {
 	// Another session waits for its place (turns are serialized) and can
 	// be canceled while it waits.
 	p.send(`{"type":"user_message","session":"s2","text":"queued"}`)
+	if e := p.next(); e.Type != EnvTurnStart || e.Session != "s2" || e.Turn != 1 {
+		t.Fatalf("queued: %+v", e)
+	}
 	p.send(`{"type":"cancel","session":"s2"}`)
 	if e := p.next(); e.Type != EnvTurnEnd || e.Session != "s2" || e.StopReason != runtime.StopCanceled {
 		t.Fatalf("queued cancel: %+v", e)
@@ -214,7 +217,62 @@ func TestBusySessionAndCancel(t *testing.T) {
 	if last := got[len(got)-1]; last.Turn != 2 || last.StopReason != runtime.StopCompleted {
 		t.Fatalf("second turn: %+v", got)
 	}
+	<-b.started
+	// The canceled queued turn keeps its number.
+	go func() { b.release <- struct{}{} }()
+	p.send(`{"type":"user_message","session":"s2","text":"again"}`)
+	got = p.until(EnvTurnEnd)
+	if last := got[len(got)-1]; last.Session != "s2" || last.Turn != 2 {
+		t.Fatalf("s2 second turn: %+v", got)
+	}
+	<-b.started
 	p.close()
+}
+
+func TestServeStopsWhenContextEnds(t *testing.T) {
+	inR, inW := io.Pipe() // input stays open, as a terminal's would
+	defer inW.Close()
+	started := make(chan struct{})
+	srv := NewServer(Options{Store: NewMemoryStore(0), Run: func(ctx context.Context, _ TurnInput) (*runtime.Outcome, error) {
+		close(started)
+		<-ctx.Done()
+		return &runtime.Outcome{StopReason: runtime.StopCanceled}, ctx.Err()
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, inR, &out) }()
+	go io.WriteString(inW, `{"type":"user_message","session":"s1","text":"hi"}`+"\n")
+	<-started
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+	if got := out.String(); !strings.Contains(got, `"type":"turn_end","session":"s1","turn":1,"stop_reason":"canceled"`) {
+		t.Fatalf("output: %s", got)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestTurnErrorIsReportedAndRedacted(t *testing.T) {

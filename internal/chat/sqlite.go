@@ -57,6 +57,9 @@ func OpenSQLite(path string) (Store, error) {
 	fail := func(err error) (Store, error) {
 		return nil, fmt.Errorf("session database %s: %s", path, oneLine(err.Error()))
 	}
+	if strings.ContainsAny(path, "?#\n") {
+		return fail(errors.New("'?', '#' and newlines are not allowed in the path"))
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fail(errors.Unwrap(err))
@@ -96,7 +99,7 @@ func (s *sqlStore) fail(op string, err error) error {
 
 func (s *sqlStore) Turns(session string) (int, error) {
 	var n int
-	if err := s.db.QueryRow("SELECT COUNT(*) FROM turns WHERE session = ?", session).Scan(&n); err != nil {
+	if err := s.db.QueryRow("SELECT COALESCE(MAX(turn), 0) FROM turns WHERE session = ?", session).Scan(&n); err != nil {
 		return 0, s.fail("turns", err)
 	}
 	return n, nil

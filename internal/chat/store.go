@@ -22,7 +22,8 @@ type TurnRecord struct {
 // Store keeps sessions, turns and events. Implementations are safe for
 // concurrent use.
 type Store interface {
-	// Turns returns the number of turns session has (0: new session).
+	// Turns returns the number of the session's last turn (0: a new
+	// session).
 	Turns(session string) (int, error)
 	// BeginTurn records turn number turn of session (creating the session).
 	BeginTurn(t TurnRecord) error
@@ -67,7 +68,11 @@ func NewMemoryStore(maxEvents int) Store {
 func (m *memStore) Turns(session string) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.turns[session]), nil
+	ts := m.turns[session]
+	if len(ts) == 0 {
+		return 0, nil
+	}
+	return ts[len(ts)-1].Turn, nil
 }
 
 func (m *memStore) BeginTurn(t TurnRecord) error {

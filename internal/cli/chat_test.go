@@ -5,6 +5,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/chat"
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/model/modeltest"
+	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 )
 
@@ -60,7 +62,7 @@ func startChat(t *testing.T, args ...string) *chatProc {
 		}
 		close(p.lines)
 	}()
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
 	return p
 }
 
@@ -233,6 +235,36 @@ func TestChatSessionSurvivesRestart(t *testing.T) {
 	}
 	if reqs[3].Decoded.System != reqs[0].Decoded.System {
 		t.Error("the restarted session has another system prompt")
+	}
+}
+
+// TestChatInterrupted: SIGINT while stdin stays open ends the process
+// (exit 130), its sandbox torn down.
+func TestChatInterrupted(t *testing.T) {
+	needLocalSandbox(t)
+	srv := modeltest.NewFunc(t, model.APIOpenAI, func(int, modeltest.Received) modeltest.Step { return modeltest.Say("hi") })
+	setModelEnv(t, model.APIOpenAI, srv.URL+"/v1")
+	ws := t.TempDir()
+	p := startChat(t, "--workspace", ws, "chat", "--target-repo", "none", helloHarness)
+	p.send(`{"type":"user_message","session":"s1","text":"hello"}`)
+	p.until(chat.EnvTurnEnd)
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Fatalf("exit: %v\nstderr:\n%s", err, p.stderr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("chat did not stop on SIGINT")
+	}
+	rep := onlyRun(t, ws)
+	if rep.Status != runpkg.StatusCanceled || rep.Events.Turns != 1 {
+		t.Errorf("report: status %s turns %d", rep.Status, rep.Events.Turns)
 	}
 }
 
