@@ -32,8 +32,9 @@
 // # Stores
 //
 // OpenSQLite: tables sessions, turns, events (JSON, indexed by session and
-// turn), PRAGMA user_version 1 (a newer version is refused), WAL,
-// busy_timeout DBTimeout, file created 0600; each event is its own
+// turn), PRAGMA user_version 1 (a newer version is refused), WAL, held
+// exclusively by the process (locking_mode EXCLUSIVE: a second process
+// fails after busy_timeout DBTimeout), file created 0600; each event is its own
 // transaction, a turn's start and end one each. Any failure is one line:
 // "session database FILE: reason". NewMemoryStore keeps everything of the
 // process, at most N events over all sessions (oldest dropped, counted per

@@ -51,8 +51,10 @@ type sqlStore struct {
 }
 
 // OpenSQLite opens (creating it 0600 when missing) the session database
-// at path, in WAL mode. A file that is not a session database, is corrupt
-// or stays locked is a one-line error naming it.
+// at path, in WAL mode, and holds it exclusively until Close: one process
+// at a time continues its sessions (another waits DBTimeout, then fails).
+// A file that is not a session database, is corrupt or stays locked is a
+// one-line error naming it.
 func OpenSQLite(path string) (Store, error) {
 	fail := func(err error) (Store, error) {
 		return nil, fmt.Errorf("session database %s: %s", path, oneLine(err.Error()))
@@ -65,7 +67,7 @@ func OpenSQLite(path string) (Store, error) {
 		return fail(errors.Unwrap(err))
 	}
 	f.Close()
-	dsn := "file:" + path + "?_pragma=busy_timeout(" + fmt.Sprint(DBTimeout.Milliseconds()) + ")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+	dsn := "file:" + path + "?_pragma=busy_timeout(" + fmt.Sprint(DBTimeout.Milliseconds()) + ")&_pragma=locking_mode(EXCLUSIVE)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return fail(err)
