@@ -282,7 +282,12 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, t *turn
 
 // Delta passes a streamed piece of the answer to the running turn (it is
 // sent, not stored: the loop's text event carries the whole answer).
+// Pieces of delegate_task children (Depth > 0) are not the answer and are
+// left out.
 func (s *Server) Delta(d native.Delta) {
+	if d.Depth > 0 {
+		return
+	}
 	s.mu.Lock()
 	t := s.current
 	s.mu.Unlock()

@@ -163,6 +163,7 @@ type blockingRun struct {
 }
 
 func (b *blockingRun) run(ctx context.Context, t TurnInput) (*runtime.Outcome, error) {
+	b.srv().Delta(native.Delta{Delta: model.Delta{Kind: model.DeltaText, Text: "child text"}, Turn: 1, Depth: 1})
 	b.srv().Delta(native.Delta{Delta: model.Delta{Kind: model.DeltaText, Text: "thinking"}, Turn: 1})
 	b.started <- t.Session
 	select {
