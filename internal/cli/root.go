@@ -127,6 +127,7 @@ var commands = []func(*Env) *cobra.Command{
 	newLockCmd,
 	newGraphCmd,
 	newRunCmd,
+	newChatCmd,
 	newRunsCmd,
 	newScanCmd,
 	newCacheCmd,

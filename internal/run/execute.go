@@ -67,6 +67,9 @@ type ExecOptions struct {
 	// BeforeTeardown is called with the session before it is terminated,
 	// also after failures (tests inspect the final sandbox state).
 	BeforeTeardown func(sandbox.Session)
+	// Interactive, when set, replaces the agent loop, download and
+	// post_script (see Agent): the run ends when it returns.
+	Interactive func(ctx context.Context, a *Agent) error
 }
 
 type execution struct {
@@ -284,6 +287,9 @@ func (x *execution) execute(ctx context.Context) error {
 	}
 	if err := x.phase(ctx, "scan_context", func(ctx context.Context) error { return x.scanContext(ctx) }); err != nil {
 		return err
+	}
+	if x.o.Interactive != nil {
+		return x.phase(ctx, "interactive", func(ctx context.Context) error { return x.interactive(ctx) })
 	}
 	if err := x.agentLoop(ctx); err != nil {
 		return err

@@ -97,6 +97,12 @@
 // keeps its recorded endpoint and model unless a flag or the environment
 // names another. Turn and token budgets count the whole run, resumed or not.
 //
+// Chat (Options["chat"]="true", `fullsend chat`): RunDir holds one
+// conversation across calls; the first call starts it with Prompt, each
+// later one (in this process or another) rebuilds it as a resume does and
+// adds Prompt (and Options["images"], numbered after the kept ones) as the
+// next user message, with a fresh turn and token budget (chat.go).
+//
 // # Skills
 //
 // Bootstrap uploads skills to the shared layout and builds the registry from

@@ -45,9 +45,11 @@ func (r *Runtime) parseExtraOptions(o map[string]string, ro *runOptions) error {
 // their size, and keeps a copy in images/prompt-<k>.<ext>: the transcript
 // records the path, media type, size and sha256 and never the pixels; a
 // resumed run re-reads the copy and re-verifies its sha256 (loadImages).
-func promptImages(rd *runDir, paths []string) ([]model.Block, error) {
+// Images are numbered from first (a chat's later messages go on counting).
+func promptImages(rd *runDir, paths []string, first int) ([]model.Block, error) {
 	var out []model.Block
-	for k, p := range paths {
+	for i, p := range paths {
+		k := first - 1 + i
 		data, err := readImageFile(p)
 		if err != nil {
 			return nil, err

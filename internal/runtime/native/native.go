@@ -43,11 +43,12 @@ const (
 	OptMaxParallel      = "max_parallel_children" // 1-8 delegate_task children at once
 	OptWebFetch         = "web_fetch"             // "true": offer web_fetch (needs SetWeb)
 	OptImages           = "images"                // newline list of host image files for the first message
+	OptChat             = "chat"                  // "true": Prompt is the next user message of the conversation in RunDir
 )
 
 var knownOptions = []string{OptAPI, OptBaseURL, OptModel, OptAuth, OptKeyEnv, OptMaxTurns, OptMaxOutputTokens,
 	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles, OptMaxParallel,
-	OptWebFetch, OptImages}
+	OptWebFetch, OptImages, OptChat}
 
 // MaxResultBytes bounds the structured result file read from the sandbox.
 const MaxResultBytes = 4 << 20
@@ -216,6 +217,7 @@ type runOptions struct {
 	allowFetch   bool
 	webFetch     bool
 	images       []string
+	chat         bool
 }
 
 func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
@@ -256,6 +258,7 @@ func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
 	ro.resultSchema = o[OptResultSchema]
 	ro.resume = o[OptResume] == "true"
 	ro.allowFetch = o[OptAllowFetch] == "true"
+	ro.chat = o[OptChat] == "true"
 	if err := r.parseChildOptions(o); err != nil {
 		return ro, err
 	}
@@ -346,7 +349,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		return fail("run", errors.New("no run directory"))
 	}
 	var prior *State
-	continuing := ro.resume || in.Iteration > 1
+	continuing := ro.resume || in.Iteration > 1 || (ro.chat && hasTranscript(in.RunDir))
 	if continuing {
 		if prior, err = LoadState(in.RunDir); err != nil {
 			return fail("resume", err)
@@ -480,8 +483,9 @@ func (r *Runtime) continueLoop(in runtime.RunInput, ro runOptions, prior *State,
 		if in.Options[OptMaxTokensPerCall] == "" && rec.MaxTokensPerCall > 0 {
 			limits.MaxTokensPerCall = rec.MaxTokensPerCall
 		}
-	} else if in.Iteration > 1 {
-		// A new iteration gets a fresh budget on top of what was used.
+	} else if in.Iteration > 1 || ro.chat {
+		// A new iteration (or chat message) gets a fresh budget on top of
+		// what was used.
 		limits.MaxTurns += prior.Turns
 		limits.MaxOutputTokens += prior.Usage.OutputTokens
 	}
@@ -490,6 +494,13 @@ func (r *Runtime) continueLoop(in runtime.RunInput, ro runOptions, prior *State,
 	if err := tr.write(Record{Type: RecResume, Model: &d.mc, Limits: &limits}); err != nil {
 		l.close()
 		return fail("resume", err)
+	}
+	if ro.chat && !ro.resume {
+		if err := r.addChatMessage(in, ro, d, l, prior.Turns); err != nil {
+			l.close()
+			return nil, err
+		}
+		return l, nil
 	}
 	if in.Iteration > 1 && !ro.resume {
 		fb := fmt.Sprintf("Your previous result (iteration %d) failed validation:\n%s\nFix it and write the corrected result to %s.",
@@ -512,7 +523,7 @@ func (r *Runtime) startLoop(ctx context.Context, in runtime.RunInput, ro runOpti
 		d.rd.close()
 		return nil, &runtime.Error{Runtime: Name, Op: "run", Err: err}
 	}
-	images, err := promptImages(d.rd, ro.images)
+	images, err := promptImages(d.rd, ro.images, 1)
 	if err != nil {
 		d.rd.close()
 		return nil, &runtime.Error{Runtime: Name, Op: "images", Err: err}

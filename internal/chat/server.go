@@ -1,0 +1,358 @@
+package chat
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+)
+
+// TurnInput is one turn handed to Options.Run.
+type TurnInput struct {
+	Session string
+	Turn    int
+	Text    string
+	Images  []string // checked host paths (Options.CheckImage)
+	// Emit receives the loop's events.
+	Emit func(runtime.Event)
+}
+
+// Options configure a Server.
+type Options struct {
+	// Store keeps sessions, turns and events. Required.
+	Store Store
+	// Run runs one turn: the session's conversation continued with the
+	// message until the model stops calling tools. Required.
+	Run func(ctx context.Context, t TurnInput) (*runtime.Outcome, error)
+	// CheckImage resolves and checks an image path (nil: images refused).
+	CheckImage func(string) (string, error)
+	// Redact removes secrets from every text that leaves the process
+	// (nil: identity). The runtime redacts the API key already; this is
+	// the second line.
+	Redact func(string) string
+}
+
+// Server serves the protocol on one input and output stream. Turns run
+// one at a time in this process (in the order accepted); requests are
+// read while a turn runs, so cancel and history answer at once.
+type Server struct {
+	o Options
+
+	outMu sync.Mutex
+	enc   *json.Encoder
+
+	mu      sync.Mutex
+	busy    map[string]context.CancelFunc // sessions with a turn accepted and not ended
+	next    map[string]int                // last turn number given, per session
+	current *turnState                    // the turn that runs (deltas go to it)
+	sem     chan struct{}
+	wg      sync.WaitGroup
+}
+
+type turnState struct {
+	session string
+	turn    int
+	failed  bool // a store error was reported for this turn
+}
+
+// NewServer returns a server.
+func NewServer(o Options) *Server {
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
+	}
+	return &Server{o: o, busy: map[string]context.CancelFunc{}, next: map[string]int{}, sem: make(chan struct{}, 1)}
+}
+
+// Serve reads requests from in until EOF (then waits for the turns in
+// flight) or until ctx ends (which cancels them; Serve then returns
+// ctx.Err() without waiting for more input), writing envelopes to out.
+// Otherwise only a failure to read in is an error.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	s.enc = json.NewEncoder(out)
+	s.enc.SetEscapeHTML(false)
+	defer s.wg.Wait()
+	type read struct {
+		line []byte
+		err  error
+	}
+	lines := make(chan read)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		br := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := readLine(br)
+			select {
+			case lines <- read{line, err}:
+			case <-stop:
+				return
+			}
+			if err != nil && !errors.Is(err, errLineTooLong) {
+				return
+			}
+		}
+	}()
+	for {
+		var r read
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case r = <-lines:
+		}
+		if errors.Is(r.err, errLineTooLong) {
+			s.send(Envelope{Type: EnvError, Error: fmt.Sprintf("malformed request: line longer than %d bytes", MaxLine)})
+			continue
+		}
+		if len(r.line) > 0 {
+			s.handle(ctx, r.line)
+		}
+		if r.err == io.EOF {
+			return nil
+		}
+		if r.err != nil {
+			return fmt.Errorf("chat: reading requests: %w", r.err)
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line without its newline; a line over MaxLine is
+// skipped whole and reported as errLineTooLong.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > MaxLine+1 {
+			line = nil
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err == nil || err == io.EOF {
+				return nil, errLineTooLong
+			}
+			return nil, err
+		}
+		line = append(line, frag...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		return trimSpace(line), err
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func (s *Server) send(e Envelope) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	_ = s.enc.Encode(e) // a closed stdout ends the client; turns still finish and are stored
+}
+
+func (s *Server) sendError(session, msg string) {
+	s.send(Envelope{Type: EnvError, Session: session, Error: s.o.Redact(msg)})
+}
+
+func (s *Server) handle(ctx context.Context, line []byte) {
+	req, err := ParseRequest(line)
+	if err != nil {
+		session := ""
+		if CheckSessionID(req.Session) == nil {
+			session = req.Session
+		}
+		s.sendError(session, err.Error())
+		return
+	}
+	switch req.Type {
+	case ReqUserMessage:
+		s.accept(ctx, req)
+	case ReqCancel:
+		s.mu.Lock()
+		cancel := s.busy[req.Session]
+		s.mu.Unlock()
+		if cancel == nil {
+			s.sendError(req.Session, fmt.Sprintf("cancel: session %s has no turn in flight", req.Session))
+			return
+		}
+		cancel()
+	case ReqHistory:
+		s.history(req.Session)
+	}
+}
+
+// accept checks a user message and queues its turn.
+func (s *Server) accept(ctx context.Context, req Request) {
+	var images []string
+	for _, img := range req.Images {
+		if s.o.CheckImage == nil {
+			s.sendError(req.Session, "user_message: images are not accepted here")
+			return
+		}
+		p, err := s.o.CheckImage(img)
+		if err != nil {
+			s.sendError(req.Session, "user_message: "+err.Error())
+			return
+		}
+		images = append(images, p)
+	}
+	s.mu.Lock()
+	if s.busy[req.Session] != nil {
+		s.mu.Unlock()
+		s.sendError(req.Session, fmt.Sprintf("user_message: session %s has a turn in flight (send cancel first, or wait for its turn_end)", req.Session))
+		return
+	}
+	n, ok := s.next[req.Session]
+	if !ok {
+		stored, err := s.o.Store.Turns(req.Session)
+		if err != nil {
+			s.mu.Unlock()
+			s.sendError(req.Session, err.Error())
+			return
+		}
+		n = stored
+	}
+	s.next[req.Session] = n + 1
+	tctx, cancel := context.WithCancel(ctx)
+	s.busy[req.Session] = cancel
+	s.wg.Add(1)
+	s.mu.Unlock()
+	t := &turnState{session: req.Session, turn: n + 1}
+	go s.runTurn(tctx, cancel, t, TurnRecord{Session: req.Session, Turn: n + 1, Text: s.o.Redact(req.Text), Images: images, Started: time.Now()})
+}
+
+// runTurn records and announces the turn, waits for its place, runs it
+// and reports its end.
+func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, t *turnState, rec TurnRecord) {
+	defer s.wg.Done()
+	defer func() {
+		cancel()
+		s.mu.Lock()
+		delete(s.busy, t.session)
+		s.mu.Unlock()
+	}()
+	if err := s.o.Store.BeginTurn(rec); err != nil {
+		s.endTurn(t, rec, nil, err)
+		return
+	}
+	s.send(Envelope{Type: EnvTurnStart, Session: t.session, Turn: t.turn, Text: rec.Text, Images: rec.Images})
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	case <-ctx.Done():
+		s.endTurn(t, rec, &runtime.Outcome{StopReason: runtime.StopCanceled}, nil)
+		return
+	}
+	s.mu.Lock()
+	s.current = t
+	s.mu.Unlock()
+	out, err := s.o.Run(ctx, TurnInput{Session: t.session, Turn: t.turn, Text: rec.Text, Images: rec.Images,
+		Emit: func(e runtime.Event) { s.event(t, fromRuntime(e, s.o.Redact), true) }})
+	s.mu.Lock()
+	s.current = nil
+	s.mu.Unlock()
+	if ctx.Err() != nil && (out == nil || out.StopReason != runtime.StopTimeout) {
+		if out == nil {
+			out = &runtime.Outcome{}
+		}
+		out.StopReason = runtime.StopCanceled
+	}
+	s.endTurn(t, rec, out, err)
+}
+
+// Delta passes a streamed piece of the answer to the running turn (it is
+// sent, not stored: the loop's text event carries the whole answer).
+// Pieces of delegate_task children (Depth > 0) are not the answer and are
+// left out.
+func (s *Server) Delta(d native.Delta) {
+	if d.Depth > 0 {
+		return
+	}
+	s.mu.Lock()
+	t := s.current
+	s.mu.Unlock()
+	if t != nil {
+		s.event(t, fromDelta(d, s.o.Redact), false)
+	}
+}
+
+func (s *Server) event(t *turnState, e Event, store bool) {
+	if store {
+		if err := s.o.Store.AddEvent(t.session, t.turn, e); err != nil && !t.failed {
+			t.failed = true
+			s.sendError(t.session, err.Error())
+		}
+	}
+	s.send(Envelope{Type: EnvEvent, Session: t.session, Turn: t.turn, Event: &e})
+}
+
+// endTurn stores and sends the end of a turn.
+func (s *Server) endTurn(t *turnState, rec TurnRecord, out *runtime.Outcome, err error) {
+	rec.Ended, rec.StopReason = true, runtime.StopError
+	if out != nil {
+		rec.Usage = Usage{ModelTurns: out.Turns, ToolCalls: out.ToolCalls, InputTokens: out.InputTokens, OutputTokens: out.OutputTokens}
+		if out.StopReason != "" {
+			rec.StopReason = out.StopReason
+		}
+	}
+	if err != nil && rec.StopReason != runtime.StopCanceled {
+		rec.Error = s.o.Redact(oneLine(err.Error()))
+	}
+	if serr := s.o.Store.EndTurn(rec); serr != nil {
+		s.sendError(t.session, serr.Error())
+	}
+	u := rec.Usage
+	s.send(Envelope{Type: EnvTurnEnd, Session: t.session, Turn: t.turn, StopReason: rec.StopReason, Usage: &u, Error: rec.Error})
+}
+
+// history replays the stored turns of a session: for each, its
+// turn_start, its stored events and (once ended) its turn_end, all marked
+// replay; then history_end with the counts.
+func (s *Server) history(session string) {
+	turns, events := 0, 0
+	var pending *TurnRecord
+	flush := func() {
+		if pending != nil && pending.Ended {
+			u := pending.Usage
+			s.send(Envelope{Type: EnvTurnEnd, Session: session, Turn: pending.Turn, Replay: true, StopReason: pending.StopReason, Usage: &u, Error: pending.Error})
+		}
+		pending = nil
+	}
+	dropped, err := s.o.Store.History(session, func(t TurnRecord) error {
+		flush()
+		turns++
+		s.send(Envelope{Type: EnvTurnStart, Session: session, Turn: t.Turn, Replay: true, Text: t.Text, Images: t.Images})
+		pending = &t
+		return nil
+	}, func(turn int, e Event) error {
+		events++
+		s.send(Envelope{Type: EnvEvent, Session: session, Turn: turn, Replay: true, Event: &e})
+		return nil
+	})
+	flush()
+	if err != nil {
+		s.sendError(session, "history: "+err.Error())
+		return
+	}
+	s.send(Envelope{Type: EnvHistoryEnd, Session: session, Turns: &turns, Events: &events, Dropped: &dropped})
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/chat"
+	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/resolve"
+	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
+)
+
+type chatFlags struct {
+	runtime, sandbox, targetRepo, sessionDB string
+	maxMemoryEvents                         int
+	native                                  nativeFlags
+}
+
+func newChatCmd(env *Env) *cobra.Command {
+	var f ResolveFlags
+	var cf chatFlags
+	cmd := &cobra.Command{
+		Use:   "chat [flags] HARNESS",
+		Short: "Chat with a harness's agent (native runtime) over NDJSON on stdin/stdout",
+		Long: `chat resolves, scans and provisions HARNESS as 'run' does, once, with the
+native runtime, then reads one JSON request per line on standard input and
+writes one JSON envelope per line on standard output until end of input.
+
+Requests:
+  {"type":"user_message","session":"ID","text":"...","images":["img.png"]}
+  {"type":"history","session":"ID"}
+  {"type":"cancel","session":"ID"}
+
+A user_message continues the session's conversation with that message until
+the model stops calling tools; each such turn has its own --max-turns and
+--max-output-tokens budget and the harness's timeout_minutes. Envelopes:
+turn_start, event (loop events and streamed "delta" pieces), turn_end
+(stop_reason, usage), history_end and error (a bad line is answered with an
+error envelope and the stream goes on). Turns run one at a time; a second
+user_message for a session with a turn in flight is refused. The protocol's
+JSON Schema is internal/chat/protocol.schema.json.
+
+--session-db FILE keeps sessions, turns and events in SQLite (created 0600,
+WAL) and each session's transcript in FILE.sessions/<session>/, so a later
+process continues a session where the last one stopped. Without it
+everything lives in this process (events in memory, at most
+--max-memory-events; the transcripts in the run directory's chat/). Progress
+goes to standard error; the run directory is <workspace>/.fullsend/runs/<id>/.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := chatHarness(cmd, env, args[0], f, cf)
+			env.finishProgress()
+			return runExit(rep, err)
+		},
+	}
+	f.add(cmd, true)
+	fl := cmd.Flags()
+	fl.StringVar(&cf.runtime, "runtime", native.Name, "agent runtime `NAME`: only native chats")
+	fl.StringVar(&cf.sandbox, "sandbox", "", "sandbox backend `NAME`: local, docker or kubernetes (default: config sandbox.backend, local)")
+	fl.StringVar(&cf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
+	fl.StringVar(&cf.sessionDB, "session-db", "", "keep sessions, turns and events in the SQLite database `FILE` (and transcripts in FILE.sessions/), so they survive the process")
+	fl.IntVar(&cf.maxMemoryEvents, "max-memory-events", chat.DefaultMaxMemoryEvents, "without --session-db: keep at most `N` events in memory (the oldest are dropped)")
+	cf.native.add(fl)
+	_ = fl.MarkHidden("image")
+	return cmd
+}
+
+// chatHarness checks the flags, opens the session store and runs the
+// harness with chat serving the provisioned sandbox.
+func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf chatFlags) (*runpkg.Report, error) {
+	fl := cmd.Flags()
+	if cf.runtime != native.Name {
+		return nil, usageError{fmt.Errorf("--runtime %q: chat runs only the native runtime", cf.runtime)}
+	}
+	if fl.Changed("image") {
+		return nil, usageError{errors.New("--image: send images in a user_message request's images")}
+	}
+	if cf.sandbox != "" && cf.sandbox != "local" && cf.sandbox != "docker" && cf.sandbox != kubernetes.Name {
+		return nil, usageError{fmt.Errorf("--sandbox %q: want local, docker or kubernetes", cf.sandbox)}
+	}
+	if cf.maxMemoryEvents <= 0 {
+		return nil, usageError{fmt.Errorf("--max-memory-events %d: want a positive number", cf.maxMemoryEvents)}
+	}
+	if cf.sessionDB != "" && fl.Changed("max-memory-events") {
+		return nil, usageError{errors.New("--max-memory-events: only without --session-db (the database keeps every event)")}
+	}
+	nativeOpts, _, err := cf.native.options(fl)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	store, sessionsDir, err := openChatStore(cf)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	redact := chatRedactor(env, nativeOpts)
+	var srv *chat.Server
+	rt := native.New(native.Options{OnDelta: func(d native.Delta) { srv.Delta(d) }})
+	pr := env.Progress()
+	return runpkg.Run(cmd.Context(), runpkg.Request{
+		Options: runpkg.Options{
+			Runtime: native.Name, Sandbox: cf.sandbox, TargetRepo: cf.targetRepo,
+			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
+			RuntimeOptions: nativeOpts, Getenv: env.Getenv,
+		},
+		Resolve: func(ctx context.Context) (*resolve.Result, error) {
+			return env.ResolveHarness(ctx, cmd, arg, f, true)
+		},
+		LoadConfig: env.loadConfigFrom,
+		FetchOptions: func(cfg *config.Config, root string) (resolve.Options, error) {
+			return env.ResolveOptions(cfg, root, f)
+		},
+		PrepareRunsDir: func(dir string) error { return ensureIgnoredDir(dir, 0o755) },
+		SandboxOptions: func(cfg *config.Config, backend string, o *sandbox.Options) error {
+			if backend != kubernetes.Name {
+				return nil
+			}
+			return kubernetesOptions(env, cfg.Sandbox.Kubernetes, o)
+		},
+		Exec: runpkg.ExecOptions{Runtime: rt, Progress: pr, Warn: pr.Writer(), Interactive: func(ctx context.Context, a *runpkg.Agent) error {
+			dir := sessionsDir
+			if dir == "" {
+				dir = filepath.Join(a.RunDir, "chat")
+			}
+			srv = chat.NewServer(chat.Options{Store: store, CheckImage: a.CheckImage, Redact: redact,
+				Run: func(ctx context.Context, t chat.TurnInput) (*runtime.Outcome, error) { return chatTurn(ctx, a, dir, t) }})
+			return srv.Serve(ctx, env.Stdin, env.Stdout)
+		}},
+	})
+}
+
+// openChatStore opens the session database (and names the transcripts'
+// directory beside it), or an in-memory store.
+func openChatStore(cf chatFlags) (chat.Store, string, error) {
+	if cf.sessionDB == "" {
+		return chat.NewMemoryStore(cf.maxMemoryEvents), "", nil
+	}
+	db, err := filepath.Abs(cf.sessionDB)
+	if err != nil {
+		return nil, "", fmt.Errorf("--session-db %s: %w", cf.sessionDB, err)
+	}
+	store, err := chat.OpenSQLite(db)
+	if err != nil {
+		return nil, "", err
+	}
+	return store, db + ".sessions", nil
+}
+
+// chatRedactor removes the model API key (as the runtime would find it)
+// from everything chat writes.
+func chatRedactor(env *Env, opts map[string]string) func(string) string {
+	mc, err := model.ConfigFromEnv(env.Getenv, model.Overrides{API: opts[native.OptAPI], BaseURL: opts[native.OptBaseURL],
+		Model: opts[native.OptModel], Auth: opts[native.OptAuth], KeyEnv: opts[native.OptKeyEnv]})
+	key := ""
+	if err == nil {
+		key = mc.Key.Reveal()
+	}
+	return func(s string) string { return model.Redact(s, key) }
+}
+
+// chatTurn runs one user message: the native loop continues the session's
+// transcript in dir/<session> with it.
+func chatTurn(ctx context.Context, a *runpkg.Agent, dir string, t chat.TurnInput) (*runtime.Outcome, error) {
+	in := a.Input
+	in.Options = maps.Clone(a.Input.Options)
+	in.Options[native.OptChat] = "true"
+	delete(in.Options, native.OptImages)
+	if len(t.Images) > 0 {
+		in.Options[native.OptImages] = strings.Join(t.Images, "\n")
+	}
+	in.Prompt = t.Text
+	in.RunDir = filepath.Join(dir, t.Session)
+	if err := os.MkdirAll(in.RunDir, 0o700); err != nil {
+		return nil, fmt.Errorf("session %s: %w", t.Session, err)
+	}
+	runEvents := a.Input.Events
+	in.Events = func(e runtime.Event) {
+		if runEvents != nil {
+			runEvents(e)
+		}
+		t.Emit(e)
+	}
+	out, err := a.Runtime.Run(ctx, a.Session, in)
+	a.Count(out)
+	return out, err
+}
