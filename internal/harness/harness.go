@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -281,12 +282,17 @@ func (w *commonYAML) CheckKey(f *yamlx.Fields, key string) error {
 	case "":
 		w.store(h)
 	case "providers":
+		if err := noEmptyRefs(f, key, w.Providers); err != nil {
+			return err
+		}
 		h.markList(field, v, w.Providers)
 		return splitProviders(f, key, w.Providers, h)
 	case "skills":
 		h.markList(field, v, w.Skills)
+		return noEmptyRefs(f, key, w.Skills)
 	case "plugins":
 		h.markList(field, v, w.Plugins)
+		return noEmptyRefs(f, key, w.Plugins)
 	case "runner_env":
 		return runnerEnv(f, key, w.RunnerEnv, h)
 	case "sandbox_timeout_seconds":
@@ -389,6 +395,19 @@ func (w *openshellYAML) CheckKey(f *yamlx.Fields, key string) error {
 		h := target(f)
 		h.Openshell.Profiles = w.Profiles
 		h.markList(f.Field(key), f.Value(key), w.Profiles)
+		return noEmptyRefs(f, key, w.Profiles)
+	}
+	return nil
+}
+
+// noEmptyRefs refuses an empty entry of a list of references (a bare "-"
+// in YAML) at its line, instead of listing an empty reference.
+func noEmptyRefs(f *yamlx.Fields, key string, values []string) error {
+	v := f.Value(key)
+	for i, s := range values {
+		if s == "" && i < len(v.Content) {
+			return yamlx.Errorf(f.File, v.Content[i], fmt.Sprintf("%s[%d]", f.Field(key), i), yamlx.ErrValue, "%v", ref.ErrEmpty)
+		}
 	}
 	return nil
 }

@@ -704,3 +704,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestEmptyListEntryRefused: a bare "-" in a list of references is an
+// error at its line, not an empty reference left for Validate.
+func TestEmptyListEntryRefused(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"agent: a.md\nskills:\n  - skills/x\n  -\n", "h.yaml:4: skills[1]: invalid value: empty reference"},
+		{"agent: a.md\nplugins:\n  -\n", "h.yaml:3: plugins[0]: invalid value: empty reference"},
+		{"agent: a.md\nproviders:\n  -\n", "h.yaml:3: providers[0]: invalid value: empty reference"},
+		{"agent: a.md\nopenshell:\n  profiles:\n    -\n", "h.yaml:4: openshell.profiles[0]: invalid value: empty reference"},
+	} {
+		_, err := Parse("h.yaml", []byte(tc.yaml))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %s", tc.yaml, err, tc.want)
+		}
+	}
+}
