@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 
@@ -74,12 +75,11 @@ func runPid1() error {
 		return err
 	}
 	// Caught, not ignored: the command starts with default dispositions.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs)
-	go func() {
-		for range sigs {
-		}
-	}()
+	// Nothing reads the channel (Notify drops what does not fit): a
+	// draining goroutine would be runnable while this process sits in the
+	// agent's groups, and the runtime would start a thread for it there,
+	// which a spent pids budget turns into a fatal pthread_create failure.
+	signal.Notify(make(chan os.Signal, 1))
 	if cfg.FSize > 0 {
 		// Inherited by the command: no file it writes grows past the
 		// workspace bound, and the write fails (EFBIG) instead of killing it.
@@ -88,7 +88,12 @@ func runPid1() error {
 		}
 		signal.Ignore(syscall.SIGXFSZ)
 	}
+	// No garbage collection while this process may be in the agent's
+	// groups: a cycle starts worker goroutines, and with them threads the
+	// agent's pids budget may not allow (see above).
+	gc := debug.SetGCPercent(-1)
 	pid, err := startCommand(cfg, execCG, homeCG)
+	debug.SetGCPercent(gc)
 	for _, fd := range append(execCG, homeCG...) {
 		unix.Close(fd)
 	}
