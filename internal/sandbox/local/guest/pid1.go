@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -243,10 +244,24 @@ func forkInGroups(execCG, homeCG []int) (int, error) {
 
 // joinCgroups moves this process into each group by writing "0" to its
 // cgroup.procs descriptor; it returns how many it joined.
+//
+// The write is a raw system call: a cgroup move can wait for an RCU grace
+// period (milliseconds), and a scheduler-visible call that long lets the
+// runtime hand this thread's P to a new thread, which the agent's spent
+// pids budget would make a fatal thread-creation failure once we are in
+// its groups.
 func joinCgroups(fds []int) (int, error) {
+	zero := []byte("0")
 	for i, fd := range fds {
-		if _, err := unix.Write(fd, []byte("0")); err != nil {
-			return i, err
+		for {
+			_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&zero[0])), 1)
+			if e == unix.EINTR {
+				continue
+			}
+			if e != 0 {
+				return i, e
+			}
+			break
 		}
 	}
 	return len(fds), nil
