@@ -245,12 +245,7 @@ func (s *Server) accept(ctx context.Context, req Request) {
 // and reports its end.
 func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, t *turnState, rec TurnRecord) {
 	defer s.wg.Done()
-	defer func() {
-		cancel()
-		s.mu.Lock()
-		delete(s.busy, t.session)
-		s.mu.Unlock()
-	}()
+	defer cancel()
 	if err := s.o.Store.BeginTurn(rec); err != nil {
 		s.endTurn(t, rec, nil, err)
 		return
@@ -321,6 +316,11 @@ func (s *Server) endTurn(t *turnState, rec TurnRecord, out *runtime.Outcome, err
 	if serr := s.o.Store.EndTurn(rec); serr != nil {
 		s.sendError(t.session, serr.Error())
 	}
+	// The session is free before its turn_end is sent: a client that
+	// answers turn_end with the next message must find it free.
+	s.mu.Lock()
+	delete(s.busy, t.session)
+	s.mu.Unlock()
 	u := rec.Usage
 	s.send(Envelope{Type: EnvTurnEnd, Session: t.session, Turn: t.turn, StopReason: rec.StopReason, Usage: &u, Error: rec.Error})
 }

@@ -340,3 +340,19 @@ func TestSchemaRefusesWhatTheProtocolForbids(t *testing.T) {
 		t.Error("schema accepted cancel with text")
 	}
 }
+
+// TestNextMessageRightAfterTurnEnd: a client that sends its next message as
+// soon as it reads turn_end finds the session free (the session is released
+// before turn_end is written), turn after turn.
+func TestNextMessageRightAfterTurnEnd(t *testing.T) {
+	p := startServer(t, Options{Run: echoRun})
+	for i := 0; i < 200; i++ {
+		p.send(`{"type":"user_message","session":"s1","text":"m"}`)
+		for _, e := range p.until(EnvTurnEnd) {
+			if e.Type == EnvError {
+				t.Fatalf("message %d: %s", i+1, e.Error)
+			}
+		}
+	}
+	p.close()
+}
