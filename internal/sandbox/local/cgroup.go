@@ -410,8 +410,7 @@ func (cs *cgroupSet) prime(pid int) {
 }
 
 // openHomes opens the cgroup.procs file of each home group for writing,
-// for the supervisor, which joins them itself, and each exec's pid 1,
-// which returns to them once its command is started (see newExec).
+// for the sandbox init, which moves the supervisor into them.
 func (cs *cgroupSet) openHomes() ([]*os.File, error) {
 	var fs []*os.File
 	for _, d := range cs.homes() {
@@ -429,14 +428,14 @@ func (cs *cgroupSet) openHomes() ([]*os.File, error) {
 // hierarchy that bounds agent commands).
 type execGroup struct {
 	dirs  []string
-	procs []*os.File // cgroup.procs of each, for the enter role
+	procs []*os.File // cgroup.procs of each, for the exec's pid 1
 	mem   string     // the one under the memory limit, "" = none
 	v2    bool
 }
 
 // newExec creates the groups of one exec and opens their cgroup.procs for
-// writing: the exec's pid 1 (or the enter step) joins them by writing "0"
-// before the command starts (the descriptors carry this process'
+// writing: the exec's pid 1 moves the command (the enter step) into them by
+// writing its pid before it runs (the descriptors carry this process'
 // credentials, so the unprivileged pid 1 may).
 func (cs *cgroupSet) newExec() (*execGroup, error) {
 	if cs == nil || len(cs.agents) == 0 {

@@ -50,15 +50,17 @@
 // command in its own session and reaps until it exits. clone3 cannot be
 // filtered by flags, which is why the init lowers the user namespace limit.
 //
-// The command is started by that pid 1 itself, so an exec costs one start
-// of the fullsend binary: the pid 1 moves into the exec's cgroups, forks
-// and executes the command there (it is born in them) and moves back (see
-// Limits). Only when rlimits stand in for missing controllers, or when that
-// fork fails (the agent's pids budget is spent, say by a fork bomb in
-// another exec), does it start the command through a second, short
-// process, the enter step, which is forked outside, joins the exec's
-// cgroups, sets the rlimits and becomes the command.
-//
+// The command starts as a second, short process, the enter step: forked by
+// that pid 1, it sets the command's rlimits, says it is ready and waits;
+// the pid 1 moves it into the exec's cgroups by pid (see Limits) and lets
+// it go, and it becomes the command, which so runs its first instruction
+// in them. The pid 1 itself never enters the exec's groups: the agent may
+// have spent their pids budget (a fork bomb in another exec, say), and a Go
+// process that cannot start a thread dies; a move is not a fork, so it is
+// never refused. The enter step makes only raw system calls while it waits
+// there, with one processor, no garbage collection and no other goroutine,
+// so its runtime needs no new thread before the exec replaces it.
+
 // The supervisor and each pid 1 mark every descriptor above stdio
 // close-on-exec first: nothing they start inherits one by accident (their
 // control channels, cgroup.procs files, or whatever the fullsend process
@@ -95,12 +97,10 @@
 //     v1 hierarchy (pids, memory, cpu; as root). The session group gets
 //     pids.max = Pids + PidsReserve and the CPU quota; its "agent" child
 //     gets pids.max = Pids and the memory limit (swap 0), and each exec's
-//     commands are born in a child of "agent" of their own: the exec's pid 1
-//     writes itself to its cgroup.procs, forks and executes the command,
-//     and writes itself back to its own group (or the enter step writes
-//     itself there before it becomes the command). The init, the
-//     supervisor, every exec's pid 1 (but for that fork) and the archive
-//     helpers stay outside "agent" (v2: in "sys"), so a fork bomb or an
+//     commands run in a child of "agent" of their own: the exec's pid 1
+//     writes the enter step's pid to its cgroup.procs before the enter
+//     step becomes the command. The init, the supervisor, every exec's
+//     pid 1 and the archive helpers stay outside "agent" (v2: in "sys"), so a fork bomb or an
 //     allocation storm fails inside (EAGAIN, OOM kill of an agent process)
 //     while the sandbox keeps starting and serving execs. A move between
 //     cgroups waits for an RCU grace period (milliseconds) unless another

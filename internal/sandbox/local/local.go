@@ -219,8 +219,8 @@ func (s *session) start(ctx context.Context) error {
 	}
 	// Moving a task between cgroups waits for an RCU grace period, often
 	// milliseconds: the init's move runs while it starts and builds the
-	// root. Nothing it starts before being moved stays outside (the
-	// supervisor joins the same groups itself).
+	// root. Nothing it starts before being moved stays outside (it moves the
+	// supervisor into the same groups).
 	placed := make(chan error, 1)
 	go func() { placed <- s.cg.add(s.cmd.Process.Pid) }()
 	cfg, err := s.sendConfig(home)
@@ -286,7 +286,7 @@ func (s *session) startInit() error {
 
 // sendConfig sends the init its configuration with the descriptors it
 // needs: the binary and each mount (as root, detached mounts), then home,
-// the cgroup.procs files the supervisor joins.
+// the cgroup.procs files the init moves the supervisor into.
 func (s *session) sendConfig(home []*os.File) (*guest.InitConfig, error) {
 	l := s.limits
 	sup := guest.SuperConfig{AgentUID: AgentUID, AgentGID: AgentGID, FSize: uint64(l.WorkspaceBytes)}

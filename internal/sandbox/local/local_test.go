@@ -202,7 +202,15 @@ func hostCount(m string) int {
 
 // TestForkBombDoesNotStarveOtherExecs: while a fork bomb holds the agent's
 // whole pids budget, other execs still start and run: the supervisor and
-// each exec's pid 1 live outside that budget (and "echo" needs no fork).
+// each exec's pid 1 live outside that budget, and a command is moved into
+// it, not forked there (and "echo" needs no fork).
+//
+// The bomb fills the budget to the last pid, in an order that no timing
+// changes: the exec's shell forks a subshell and becomes a sleep; the
+// subshell forks the bomb and waits; the bomb forks sleeps until a fork
+// fails, which ends it; the subshell, having reaped it, forks one more
+// sleep into the freed pid and becomes a sleep itself. Every pid of the
+// budget is then a sleep.
 func TestForkBombDoesNotStarveOtherExecs(t *testing.T) {
 	b, err := local.New(sandbox.Options{})
 	if err != nil {
@@ -211,20 +219,30 @@ func TestForkBombDoesNotStarveOtherExecs(t *testing.T) {
 	if pids := b.Capabilities().Limits.Pids; pids.Level != sandbox.Enforced {
 		t.Skipf("PIDS LIMIT NOT ENFORCED BY CGROUPS HERE (%s): skipped", pids.How)
 	}
-	s := provision(t, sandbox.Spec{Limits: sandbox.Limits{Pids: 32}})
+	const budget = 32
+	s := provision(t, sandbox.Spec{Limits: sandbox.Limits{Pids: budget}})
 	m := fmt.Sprintf("%d.%d", 7000+os.Getpid()%1000, time.Now().UnixNano()%100000)
 	bomb := make(chan error, 1)
 	bctx, stopBomb := context.WithCancel(context.Background())
 	defer stopBomb()
 	go func() {
-		loop := "(while :; do sleep " + m + " & done) &"
-		_, err := s.Exec(bctx, sandbox.ExecRequest{Args: []string{"sh", "-c", loop + " " + loop + " exec sleep " + m}, Timeout: 30 * time.Second})
+		sleep := "sleep " + m
+		script := "( (while :; do " + sleep + " & done); " + sleep + " & exec " + sleep + " ) & exec " + sleep
+		r, err := s.Exec(bctx, sandbox.ExecRequest{Args: []string{"sh", "-c", script}, Timeout: 30 * time.Second})
+		if err == nil {
+			err = fmt.Errorf("exit %d, stderr %q", r.ExitCode, r.Stderr)
+		}
 		bomb <- err
 	}()
-	deadline := time.Now().Add(8 * time.Second)
-	for hostCount("sleep\x00"+m) < 24 {
+	deadline := time.Now().Add(20 * time.Second)
+	for hostCount("sleep\x00"+m) < budget {
+		select {
+		case err := <-bomb:
+			t.Fatalf("the fork bomb ended at %d processes: %v", hostCount("sleep\x00"+m), err)
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the fork bomb never reached 24 processes (%d)", hostCount("sleep\x00"+m))
+			t.Fatalf("the fork bomb never reached %d processes (%d)", budget, hostCount("sleep\x00"+m))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -236,8 +254,12 @@ func TestForkBombDoesNotStarveOtherExecs(t *testing.T) {
 			t.Errorf("exec during the fork bomb: %q %q exit %d, %v", r.Stdout, r.Stderr, r.ExitCode, err)
 		}
 	}
-	if n := hostCount("sleep\x00" + m); n > 32 {
-		t.Errorf("fork bomb at %d processes under pids=32", n)
+	// The budget is spent for every exec: one that forks is refused.
+	if r := sh(t, s, "true & wait"); r.ExitCode == 0 {
+		t.Errorf("a fork succeeded with the pids budget spent: %q", r.Stderr)
+	}
+	if n := hostCount("sleep\x00" + m); n != budget {
+		t.Errorf("fork bomb at %d processes under pids=%d", n, budget)
 	}
 	stopBomb()
 	if err := <-bomb; !errors.Is(err, context.Canceled) {

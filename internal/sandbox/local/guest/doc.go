@@ -3,8 +3,8 @@
 // sandbox: builds the root file system and the network namespace, then
 // reaps), the supervisor (starts every exec and every upload or download),
 // each exec's pid 1 (its own pid namespace and /proc, hardening, starting
-// the command in the exec's cgroups, reaping), the enter step (the
-// fallback start: joins the exec's cgroups, sets the command's rlimits,
+// the command in the exec's cgroups, reaping), the enter step (sets the
+// command's rlimits, waits while pid 1 moves it into the exec's cgroups,
 // becomes the command), the archive helper (tar in and out, hardened like a
 // command) and a user namespace holder used for idmapped mounts; for the
 // docker backend the confine wrapper (the same seccomp filter on top of the

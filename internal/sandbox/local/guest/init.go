@@ -96,7 +96,7 @@ func runInit() error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fail(fmt.Errorf("mount /proc: %w", err))
 	}
-	superPid, err := startSupervisor(cfg, superEnd, home)
+	superPid, err := startSupervisor(cfg, superEnd)
 	if err != nil {
 		return fail(fmt.Errorf("start supervisor: %w", err))
 	}
@@ -188,23 +188,19 @@ func reap(ctl *conn, superPid int) error {
 }
 
 // startSupervisor starts the supervisor in its own user namespace, with
-// superEnd (its channel to the host) and the home cgroup.procs files (for
-// its pid 1s). It starts before the root is built: its binary is this one
+// superEnd (its channel to the host). It starts before the root is built: its binary is this one
 // (/proc/self/exe), its root and working directory follow the pivot to the
 // new root, and it does nothing but load its filter until the host, told
 // by this process that the root is ready, sends it requests.
 //
 // syscall.ForkExec, not os.StartProcess: this process reaps by pid and
 // needs no pidfd (nor the probe forks that come with the first one).
-func startSupervisor(cfg *InitConfig, superEnd *os.File, home []*os.File) (int, error) {
+func startSupervisor(cfg *InitConfig, superEnd *os.File) (int, error) {
 	sc, _ := json.Marshal(cfg.Super)
 	fds := []uintptr{^uintptr(0), 2, 2, superEnd.Fd()} // no stdin
-	for _, f := range home {
-		fds = append(fds, f.Fd())
-	}
 	return syscall.ForkExec("/proc/self/exe", []string{"fullsend-sandbox-supervisor"}, &syscall.ProcAttr{
 		Dir: "/",
-		Env: append([]string{EnvRole + "=supervisor", envSuper + "=" + string(sc), fmt.Sprintf("%s=%d", envHome, len(home)),
+		Env: append([]string{EnvRole + "=supervisor", envSuper + "=" + string(sc),
 			"PATH=/usr/local/bin:/usr/bin:/bin"}, RaceEnv()...),
 		Files: fds,
 		Sys: &syscall.SysProcAttr{

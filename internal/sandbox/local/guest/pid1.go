@@ -4,29 +4,25 @@ package guest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // Descriptors of the pid1 role: 0-2 the command's stdio, fdStatus the
-// status pipe to the supervisor, then the exec's cgroup.procs files and
-// after them the sandbox's own ones ("home": where pid1 was born).
+// status pipe to the supervisor, then the exec's cgroup.procs files.
 const (
 	fdStatus  = 3
 	fdCgroups = 4
 )
 
-// envCgroups carries "NEXEC,NHOME", the number of exec and home cgroup
-// descriptors, to the pid1 role.
+// envCgroups carries the number of the exec's cgroup descriptors to the
+// pid1 role.
 const envCgroups = "FULLSEND_SANDBOX_CGROUPS"
 
 // runPid1 is pid 1 of an exec's own pid namespace. The supervisor starts it
@@ -50,15 +46,17 @@ func runPid1() error {
 		return fmt.Errorf("config: %w", err)
 	}
 	// argv: the role name, the command's resolved path, its argv.
-	var nExec, nHome int
-	if _, err := fmt.Sscanf(os.Getenv(envCgroups), "%d,%d", &nExec, &nHome); err != nil || nExec < 0 || nHome < 0 || len(os.Args) < 3 {
+	nExec, err := strconv.Atoi(os.Getenv(envCgroups))
+	if err != nil || nExec < 0 || len(os.Args) < 3 {
 		return fmt.Errorf("bad exec request")
 	}
 	os.Unsetenv(envSuper)
 	os.Unsetenv(envCgroups)
 	status := os.NewFile(fdStatus, "status")
-	execCG := fdRange(fdCgroups, nExec)
-	homeCG := fdRange(fdCgroups+nExec, nHome)
+	execCG := make([]*os.File, nExec)
+	for i := range execCG {
+		execCG[i] = os.NewFile(uintptr(fdCgroups+i), "cgroup.procs")
+	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
@@ -76,10 +74,7 @@ func runPid1() error {
 		return err
 	}
 	// Caught, not ignored: the command starts with default dispositions.
-	// Nothing reads the channel (Notify drops what does not fit): a
-	// draining goroutine would be runnable while this process sits in the
-	// agent's groups, and the runtime would start a thread for it there,
-	// which a spent pids budget turns into a fatal pthread_create failure.
+	// Nothing reads the channel (Notify drops what does not fit).
 	signal.Notify(make(chan os.Signal, 1))
 	if cfg.FSize > 0 {
 		// Inherited by the command: no file it writes grows past the
@@ -89,23 +84,10 @@ func runPid1() error {
 		}
 		signal.Ignore(syscall.SIGXFSZ)
 	}
-	// No garbage collection while this process may be in the agent's
-	// groups: a cycle starts worker goroutines, and with them threads the
-	// agent's pids budget may not allow (see above).
-	gc := debug.SetGCPercent(-1)
-	pid, err := startCommand(cfg, execCG, homeCG)
-	debug.SetGCPercent(gc)
-	for _, fd := range append(execCG, homeCG...) {
-		unix.Close(fd)
-	}
+	pid, err := startCommand(cfg, execCG)
+	CloseAll(execCG)
 	if err != nil {
-		var ce commandError
-		if !errors.As(err, &ce) {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "fullsend sandbox: %v\n", ce.err)
-		status.WriteString("exit " + strconv.Itoa(ce.code))
-		unix.Exit(0)
+		return err
 	}
 	// Reap every child (orphans of the command end up here) until the
 	// command itself exits.
@@ -152,119 +134,57 @@ func cloexecFrom(first int) error {
 	return nil
 }
 
-func fdRange(first, n int) []int {
-	fds := make([]int, n)
-	for i := range fds {
-		fds[i] = first + i
-	}
-	return fds
-}
-
-// commandError is a command that could not be executed: exit code 127
-// (not found) or 126, and the reason for its stderr.
-type commandError struct {
-	code int
-	err  error
-}
-
-func (e commandError) Error() string { return e.err.Error() }
-
 // startCommand starts the command (os.Args[1] is its resolved path,
 // os.Args[2:] its argv) in its own session and returns its pid.
 //
 // The command must be in the exec's cgroups before it runs its first
-// instruction, and this process must not stay there (its threads would
-// count against the agent's pids, its memory against the agent's limit).
-// When cgroups bound both pids and memory, this process joins the exec's
-// groups, forks and execs the command — which is born there — and returns
-// to its own groups: one process start per exec. Otherwise, or when the
-// fork fails there (the agent's pids budget is spent, by a fork bomb in
-// another exec, say), the command starts through the enter role, forked
-// from here and joining the groups itself, which also sets the rlimits
-// that stand in for missing controllers (RLIMIT_AS, RLIMIT_NPROC).
-func startCommand(cfg SuperConfig, execCG, homeCG []int) (int, error) {
-	if cfg.AS == 0 && cfg.Nproc == 0 {
-		pid, err := forkInGroups(execCG, homeCG)
-		if err == nil || !(errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENOMEM)) {
-			return pid, err
-		}
+// instruction, and this process must never be there: the agent can spend
+// the groups' whole pids budget at any time (a fork bomb in another exec),
+// and a Go process that cannot start a thread dies. So the command starts
+// as the enter role, born here in the sandbox's own groups: it sets the
+// command's rlimits, says it is ready and waits; this process moves it into
+// the exec's groups by pid (a move is not a fork: a spent budget does not
+// refuse it) and lets it go; it becomes the command.
+func startCommand(cfg SuperConfig, execCG []*os.File) (int, error) {
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		return 0, err
 	}
-	env := append(os.Environ(), EnvRole+"=enter", fmt.Sprintf("%s=%d,%d,%d,%d", envLimits, cfg.AS, cfg.Nproc, cfg.FSize, len(execCG)))
-	fds := append([]uintptr{0, 1, 2}, uintptrs(execCG)...)
+	defer goW.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		goR.Close()
+		return 0, err
+	}
+	defer readyR.Close()
+	env := append(os.Environ(), EnvRole+"=enter", fmt.Sprintf("%s=%d,%d,%d", envLimits, cfg.AS, cfg.Nproc, cfg.FSize))
 	// syscall.ForkExec, not os.StartProcess: no pidfd (and none of the
 	// start-up probing that comes with it); the caller reaps by pid.
-	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{"fullsend-sandbox-enter"}, os.Args[1:]...), &syscall.ProcAttr{Env: env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true}})
+	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{"fullsend-sandbox-enter"}, os.Args[1:]...), &syscall.ProcAttr{
+		Env:   env,
+		Files: []uintptr{0, 1, 2, goR.Fd(), readyW.Fd()},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	goR.Close()
+	readyW.Close()
 	if err != nil {
 		return 0, fmt.Errorf("start %s: %w", os.Args[2], err)
 	}
+	if n, _ := readyR.Read(make([]byte, 1)); n != 1 {
+		// It failed before it was ready and said why on stderr; its exit
+		// status is the command's.
+		return pid, nil
+	}
+	for _, f := range execCG {
+		if _, err := f.WriteString(strconv.Itoa(pid)); err != nil {
+			unix.Kill(pid, unix.SIGKILL)
+			return 0, fmt.Errorf("move %s into the exec's cgroup: %w", os.Args[2], err)
+		}
+	}
+	if _, err := goW.Write([]byte{enterGo}); err != nil {
+		return 0, fmt.Errorf("start %s: %w", os.Args[2], err)
+	}
 	return pid, nil
-}
-
-func uintptrs(fds []int) []uintptr {
-	out := make([]uintptr, len(fds))
-	for i, fd := range fds {
-		out[i] = uintptr(fd)
-	}
-	return out
-}
-
-// forkInGroups moves this process into the exec's groups (writing "0" to
-// each cgroup.procs descriptor), forks and execs the command there, and
-// moves this process back home. It returns the fork's error unwrapped
-// (EAGAIN: the groups' pids limit is reached) and exec failures as a
-// commandError.
-func forkInGroups(execCG, homeCG []int) (int, error) {
-	joined, err := joinCgroups(execCG)
-	if err == nil {
-		var pid int
-		pid, err = syscall.ForkExec(os.Args[1], os.Args[2:], &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: &syscall.SysProcAttr{Setsid: true}})
-		if err == nil {
-			if _, herr := joinCgroups(homeCG); herr != nil {
-				unix.Kill(pid, unix.SIGKILL)
-				return 0, fmt.Errorf("leave the exec's cgroups: %w", herr)
-			}
-			return pid, nil
-		}
-	}
-	if joined > 0 {
-		if _, herr := joinCgroups(homeCG); herr != nil {
-			return 0, fmt.Errorf("leave the exec's cgroups: %w", herr)
-		}
-	}
-	switch {
-	case joined < len(execCG):
-		return 0, fmt.Errorf("join cgroup: %w", err)
-	case errors.Is(err, unix.ENOENT):
-		return 0, commandError{127, fmt.Errorf("%s: %w", os.Args[2], err)}
-	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENOMEM):
-		return 0, err
-	}
-	return 0, commandError{126, fmt.Errorf("%s: %w", os.Args[2], err)}
-}
-
-// joinCgroups moves this process into each group by writing "0" to its
-// cgroup.procs descriptor; it returns how many it joined.
-//
-// The write is a raw system call: a cgroup move can wait for an RCU grace
-// period (milliseconds), and a scheduler-visible call that long lets the
-// runtime hand this thread's P to a new thread, which the agent's spent
-// pids budget would make a fatal thread-creation failure once we are in
-// its groups.
-func joinCgroups(fds []int) (int, error) {
-	zero := []byte("0")
-	for i, fd := range fds {
-		for {
-			_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&zero[0])), 1)
-			if e == unix.EINTR {
-				continue
-			}
-			if e != 0 {
-				return i, e
-			}
-			break
-		}
-	}
-	return len(fds), nil
 }
 
 // parseExitStatus reads the pid1 role's status line: the command's exit

@@ -21,13 +21,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
 )
 
-// Descriptors of the supervisor role: fdCtl its channel to the host, then
-// the sandbox's own cgroup.procs files (envHome of them).
-const fdHome = 4
-
-// envHome carries the number of home cgroup descriptors to the supervisor.
-const envHome = "FULLSEND_SANDBOX_HOME"
-
 // runSupervisor runs as the agent uid in a nested user namespace that owns
 // nothing but itself, with CAP_SYS_ADMIN there and no capability anywhere
 // else: enough to give each exec new pid and mount namespaces, nothing
@@ -46,22 +39,13 @@ func runSupervisor() error {
 	if err := json.Unmarshal([]byte(os.Getenv(envSuper)), &cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	nHome, err := strconv.Atoi(os.Getenv(envHome))
-	if err != nil || nHome < 0 {
-		return fmt.Errorf("bad home cgroups %q", os.Getenv(envHome))
-	}
 	os.Unsetenv(envSuper)
-	os.Unsetenv(envHome)
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// Nothing this process starts inherits a descriptor it did not pass
-	// on purpose: not the home files, not any the fullsend process got from
+	// on purpose: not any the fullsend process got from
 	// its own parent without close-on-exec.
 	if err := cloexecFrom(fdCtl); err != nil {
 		return err
-	}
-	home := make([]*os.File, nHome)
-	for i := range home {
-		home[i] = os.NewFile(uintptr(fdHome+i), "cgroup.procs")
 	}
 	// The ambient capability was only the way in; children that are not an
 	// exec's pid 1 get none.
@@ -75,7 +59,7 @@ func runSupervisor() error {
 		}
 	}
 	ctl := &conn{fd: fdCtl}
-	s := &supervisor{ctl: ctl, cfg: cfg, home: home, running: map[uint64]*running{}}
+	s := &supervisor{ctl: ctl, cfg: cfg, running: map[uint64]*running{}}
 	if err := ctl.send(Message{Op: "ready"}); err != nil {
 		os.Exit(0) // host gone
 	}
@@ -157,7 +141,6 @@ func describeStatus(ws unix.WaitStatus) string {
 
 type supervisor struct {
 	cfg     SuperConfig
-	home    []*os.File // the sandbox's own cgroup.procs files, for each pid1
 	ctl     *conn
 	mu      sync.Mutex
 	running map[uint64]*running
@@ -198,8 +181,8 @@ func lookPath(name string, env []string) (string, error) {
 }
 
 // exec starts an exec's pid 1. files are the command's stdin, stdout and
-// stderr, then the exec's cgroup.procs descriptors; the pid 1 also gets
-// the home ones, to return to once the command is started in the exec's.
+// stderr, then the exec's cgroup.procs descriptors, into which the pid 1
+// moves the command.
 func (s *supervisor) exec(m Message, files []*os.File) {
 	defer CloseAll(files)
 	if len(files) < 3 || len(m.Args) == 0 {
@@ -221,13 +204,10 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		return
 	}
 	sc, _ := json.Marshal(s.cfg)
-	env := append(append([]string(nil), m.Env...), EnvRole+"=pid1", envSuper+"="+string(sc), fmt.Sprintf("%s=%d,%d", envCgroups, len(files)-3, len(s.home)))
-	// 0-2 stdio, 3 status, then the exec's cgroup.procs files and the home ones.
+	env := append(append([]string(nil), m.Env...), EnvRole+"=pid1", envSuper+"="+string(sc), fmt.Sprintf("%s=%d", envCgroups, len(files)-3))
+	// 0-2 stdio, 3 status, then the exec's cgroup.procs files.
 	fds := []uintptr{files[0].Fd(), files[1].Fd(), files[2].Fd(), statusW.Fd()}
 	for _, f := range files[3:] {
-		fds = append(fds, f.Fd())
-	}
-	for _, f := range s.home {
 		fds = append(fds, f.Fd())
 	}
 	// syscall.ForkExec, not os.StartProcess: no pidfd (see running), and
