@@ -331,14 +331,7 @@ func TestFirstHourInAGitRepo(t *testing.T) {
 		}
 	}
 	// A scan finding is logged into the cache (findings.jsonl).
-	suspicious := filepath.Join(t.TempDir(), "notes.md")
-	if err := os.WriteFile(suspicious, []byte("total = 1 \u202e 2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	runCLI(t, "scan", suspicious)
-	if _, err := os.Stat(filepath.Join(repo, ".fullsend-cache", "findings.jsonl")); err != nil {
-		t.Fatalf("no findings log in the cache: %v", err)
-	}
+	scanLogsFinding(t, repo)
 	// Nothing fullsend wrote shows up in git status.
 	if st := git(t, repo, "status", "--porcelain", "--untracked-files=all"); st != "" {
 		t.Fatalf("git status after a run:\n%s", st)
@@ -370,6 +363,16 @@ func TestScanLeavesGitStatusClean(t *testing.T) {
 	}
 	gitInit(t, repo)
 	t.Chdir(repo)
+	scanLogsFinding(t, repo)
+	if st := git(t, repo, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status after a scan:\n%s", st)
+	}
+}
+
+// scanLogsFinding runs `fullsend scan` on a file with a finding (a
+// bidi override) and checks the finding was logged into repo's cache.
+func scanLogsFinding(t *testing.T, repo string) {
+	t.Helper()
 	suspicious := filepath.Join(t.TempDir(), "notes.md")
 	if err := os.WriteFile(suspicious, []byte("total = 1 \u202e 2\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -377,9 +380,6 @@ func TestScanLeavesGitStatusClean(t *testing.T) {
 	runCLI(t, "scan", suspicious)
 	if _, err := os.Stat(filepath.Join(repo, ".fullsend-cache", "findings.jsonl")); err != nil {
 		t.Fatalf("no findings log in the cache: %v", err)
-	}
-	if st := git(t, repo, "status", "--porcelain", "--untracked-files=all"); st != "" {
-		t.Fatalf("git status after a scan:\n%s", st)
 	}
 }
 
