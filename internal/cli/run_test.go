@@ -44,14 +44,7 @@ func needLocalSandbox(t *testing.T) {
 func inGitRepo(t *testing.T) string {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "target")
-	for p, c := range map[string]string{".git/HEAD": "ref: refs/heads/main\n", "README.md": "# target\n"} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(repo, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, repo, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "README.md": "# target\n"})
 	t.Chdir(repo)
 	return repo
 }

@@ -201,15 +201,12 @@ func testValidateFailures(t *testing.T, lib corpustest.Library) {
 
 func TestValidateFindsRootFromHarnessPath(t *testing.T) {
 	d := t.TempDir()
-	for p, c := range map[string]string{
+	writeFiles(t, d, map[string]string{
 		"agents/a.md":    "---\nname: a\n---\n",
 		"harness.yaml":   "agent: agents/a.md\n",
 		"config.yaml":    "version: \"1\"\ndispatch: {}\n",
 		"sub/other.yaml": "agent: agents/a.md\n",
-	} {
-		os.MkdirAll(filepath.Join(d, filepath.Dir(p)), 0o755)
-		os.WriteFile(filepath.Join(d, p), []byte(c), 0o644)
-	}
+	})
 	code, stdout, stderr := runCLI(t, "validate", filepath.Join(d, "harness.yaml"))
 	if code != 0 || !strings.Contains(stdout, "valid: harness.yaml: 1 resources") {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
@@ -287,14 +284,11 @@ func TestValidateExampleHello(t *testing.T) {
 
 func TestValidateShowsNativeTools(t *testing.T) {
 	d := t.TempDir()
-	for p, c := range map[string]string{
+	writeFiles(t, d, map[string]string{
 		"agents/a.md":  "---\nname: a\n---\n",
 		"harness.yaml": "agent: agents/a.md\nnative:\n  tools: [web_fetch]\n",
 		"bad.yaml":     "agent: agents/a.md\nnative:\n  tools: [web_fetch, telnet]\n",
-	} {
-		os.MkdirAll(filepath.Join(d, filepath.Dir(p)), 0o755)
-		os.WriteFile(filepath.Join(d, p), []byte(c), 0o644)
-	}
+	})
 	code, stdout, stderr := runCLI(t, "validate", "--fullsend-dir", d, filepath.Join(d, "harness.yaml"))
 	if code != 0 || !strings.Contains(stdout, "native tools allowed: web_fetch\n") {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
