@@ -13,13 +13,11 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/chat"
-	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
-	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
 )
 
@@ -119,17 +117,10 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {
 			return env.ResolveHarness(ctx, cmd, arg, f, true)
 		},
-		LoadConfig: env.loadConfigFrom,
-		FetchOptions: func(cfg *config.Config, root string) (resolve.Options, error) {
-			return env.ResolveOptions(cfg, root, f)
-		},
-		PrepareRunsDir: func(dir string) error { return ensureIgnoredDir(dir, 0o755) },
-		SandboxOptions: func(cfg *config.Config, backend string, o *sandbox.Options) error {
-			if backend != kubernetes.Name {
-				return nil
-			}
-			return kubernetesOptions(env, cfg.Sandbox.Kubernetes, o)
-		},
+		LoadConfig:     env.loadConfigFrom,
+		FetchOptions:   env.fetchOptions(f),
+		PrepareRunsDir: prepareRunsDir,
+		SandboxOptions: env.sandboxOptions,
 		Exec: runpkg.ExecOptions{Runtime: rt, Progress: pr, Warn: pr.Writer(), Interactive: func(ctx context.Context, a *runpkg.Agent) error {
 			dir := sessionsDir
 			if dir == "" {

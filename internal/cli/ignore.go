@@ -34,6 +34,10 @@ func ensureIgnoredDir(dir string, perm fs.FileMode) error {
 	return writeGitignore(dir)
 }
 
+// prepareRunsDir is a run's PrepareRunsDir hook: the runs directory,
+// created with fullsend's .gitignore.
+func prepareRunsDir(dir string) error { return ensureIgnoredDir(dir, 0o755) }
+
 // writeGitignore adds fullsend's .gitignore to an existing directory.
 func writeGitignore(dir string) error {
 	r, err := os.OpenRoot(dir)

@@ -37,6 +37,15 @@ func kubernetesOptions(env *Env, k config.Kubernetes, o *sandbox.Options) error 
 	return nil
 }
 
+// sandboxOptions is a run's SandboxOptions hook: config.yaml's
+// sandbox.kubernetes for the kubernetes backend, nothing for the others.
+func (env *Env) sandboxOptions(cfg *config.Config, backend string, o *sandbox.Options) error {
+	if backend != kubernetes.Name {
+		return nil
+	}
+	return kubernetesOptions(env, cfg.Sandbox.Kubernetes, o)
+}
+
 // sandboxDryRun prints the objects a kubernetes run of spec would create.
 func sandboxDryRun(env *Env, k config.Kubernetes, spec sandbox.Spec) error {
 	objs, err := kubernetes.DryRun(kubernetes.Config{Namespace: k.Namespace, RuntimeClass: k.RuntimeClass, Image: k.Image, EgressGateway: k.EgressGateway}, spec, time.Now())

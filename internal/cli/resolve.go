@@ -115,6 +115,13 @@ func readLock(path string) (*lock.File, error) {
 	return lf, err
 }
 
+// fetchOptions is a run's FetchOptions hook: ResolveOptions with flags f.
+func (e *Env) fetchOptions(f ResolveFlags) func(*config.Config, string) (resolve.Options, error) {
+	return func(cfg *config.Config, root string) (resolve.Options, error) {
+		return e.ResolveOptions(cfg, root, f)
+	}
+}
+
 // ResolveOptions builds resolve.Options from the org config and flags.
 func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (resolve.Options, error) {
 	cacheDir := cas.DefaultDir(e.Workspace, e.Getenv)

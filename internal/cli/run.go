@@ -17,12 +17,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
-	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
 )
 
@@ -246,17 +244,10 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			}
 			return nil
 		},
-		FetchOptions: func(cfg *config.Config, root string) (resolve.Options, error) {
-			return env.ResolveOptions(cfg, root, f)
-		},
-		PrepareRunsDir: func(dir string) error { return ensureIgnoredDir(dir, 0o755) },
-		SandboxOptions: func(cfg *config.Config, backend string, o *sandbox.Options) error {
-			if backend != kubernetes.Name {
-				return nil
-			}
-			return kubernetesOptions(env, cfg.Sandbox.Kubernetes, o)
-		},
-		Exec: runpkg.ExecOptions{Progress: pr, Warn: pr.Writer()},
+		FetchOptions:   env.fetchOptions(f),
+		PrepareRunsDir: prepareRunsDir,
+		SandboxOptions: env.sandboxOptions,
+		Exec:           runpkg.ExecOptions{Progress: pr, Warn: pr.Writer()},
 	})
 	var ue *runpkg.UsageError
 	if rep == nil && errors.As(err, &ue) {
