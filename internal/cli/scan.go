@@ -197,16 +197,7 @@ func contextFiles(dir, configDir string) ([]string, error) {
 		}
 	}
 	names := map[string]bool{"CLAUDE.md": true, "CLAUDE.local.md": true, "AGENTS.md": true}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err = walkFiles(dir, func(p string, d fs.DirEntry) error {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		switch {
@@ -337,16 +328,7 @@ func expandScanPath(arg string) ([]string, error) {
 		return []string{arg}, nil
 	}
 	var out []string
-	err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err = walkFiles(arg, func(p string, d fs.DirEntry) error {
 		if d.Type()&fs.ModeSymlink != 0 {
 			if st, err := os.Stat(p); err != nil || st.IsDir() {
 				return nil
@@ -359,6 +341,23 @@ func expandScanPath(arg string) ([]string, error) {
 		return nil, fmt.Errorf("scan %s: %w", arg, err)
 	}
 	return out, nil
+}
+
+// walkFiles calls fn for each entry below root that is not a directory,
+// in lexical order; .git directories are not entered.
+func walkFiles(root string, fn func(p string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return fn(p, d)
+	})
 }
 
 // scanFile scans one file. skip is a notice when the file is not scanned
