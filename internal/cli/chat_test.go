@@ -34,15 +34,8 @@ type chatProc struct {
 
 func startChat(t *testing.T, args ...string) *chatProc {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("test binary: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "fullsend")
-	if err := os.Symlink(exe, bin); err != nil {
-		t.Skipf("symlink: %v", err)
-	}
-	p := &chatProc{t: t, cmd: exec.Command(bin, args...), lines: make(chan string, 1024), stderr: &strings.Builder{}}
+	var err error
+	p := &chatProc{t: t, cmd: exec.Command(cliBinary(t), args...), lines: make(chan string, 1024), stderr: &strings.Builder{}}
 	p.cmd.Stderr = p.stderr
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)

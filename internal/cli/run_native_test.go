@@ -338,15 +338,7 @@ func TestRunNativeFlagErrors(t *testing.T) {
 // request the killed process had sent.
 func TestRunNativeResumeAfterKill(t *testing.T) {
 	needLocalSandbox(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("test binary: %v", err)
-	}
-	// The test binary acts as the CLI when it is called fullsend (TestMain).
-	bin := filepath.Join(t.TempDir(), "fullsend")
-	if err := os.Symlink(exe, bin); err != nil {
-		t.Skipf("symlink: %v", err)
-	}
+	bin := cliBinary(t)
 	var pid atomic.Int64
 	srv := modeltest.NewFunc(t, model.APIOpenAI, func(i int, r modeltest.Received) modeltest.Step {
 		switch i {
@@ -380,7 +372,7 @@ func TestRunNativeResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid.Store(int64(cmd.Process.Pid))
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("first attempt was not killed: %v\n%s", err, stderr.String())

@@ -27,6 +27,22 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// cliBinary returns a link named fullsend to this test binary, which
+// then acts as the CLI (TestMain). The test is skipped where the link
+// cannot be made.
+func cliBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("test binary: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "fullsend")
+	if err := os.Symlink(exe, bin); err != nil {
+		t.Skipf("symlink: %v", err)
+	}
+	return bin
+}
+
 // helloHarness is the README's example harness.
 var helloHarness = filepath.Join("..", "..", "examples", "hello", "harness.yaml")
 
