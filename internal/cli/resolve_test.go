@@ -43,6 +43,15 @@ func copyLibrary(t *testing.T, src string) string {
 	return dst
 }
 
+// libraryCLI returns a runner of fullsend with the workspace ws and the
+// fullsend dir dir.
+func libraryCLI(t *testing.T, ws, dir string) func(args ...string) (int, string, string) {
+	return func(args ...string) (int, string, string) {
+		t.Helper()
+		return runCacheCLI(t, ws, "", append([]string{"--fullsend-dir", dir}, args...)...)
+	}
+}
+
 type resolveJSON struct {
 	Harness   map[string]any   `json:"harness"`
 	Resources []map[string]any `json:"resources"`
@@ -53,10 +62,9 @@ func TestResolveJSONShape(t *testing.T) {
 }
 
 func testResolveJSONShape(t *testing.T, lib corpustest.Library) {
-	dir := lib.Dir
 	main := "harness/" + lib.Main + ".yaml"
-	ws := t.TempDir()
-	code, stdout, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--json", "--forge", "github", main)
+	fullsend := libraryCLI(t, t.TempDir(), lib.Dir)
+	code, stdout, stderr := fullsend("resolve", "--json", "--forge", "github", main)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -84,7 +92,7 @@ func testResolveJSONShape(t *testing.T, lib corpustest.Library) {
 		}
 	}
 	// Human tree view by default.
-	code, stdout, _ = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", main)
+	code, stdout, _ = fullsend("resolve", main)
 	if code != 0 || !strings.Contains(stdout, "├── agent: agents/"+lib.Main+".md  file sha256:") {
 		t.Fatalf("tree view (exit %d):\n%s", code, stdout)
 	}
@@ -95,18 +103,17 @@ func TestGraphFormats(t *testing.T) {
 }
 
 func testGraphFormats(t *testing.T, lib corpustest.Library) {
-	dir := lib.Dir
 	h := "harness/" + lib.AllForges + ".yaml"
-	ws := t.TempDir()
-	code, stdout, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", h)
+	fullsend := libraryCLI(t, t.TempDir(), lib.Dir)
+	code, stdout, stderr := fullsend("graph", h)
 	if code != 0 || !strings.HasPrefix(stdout, "digraph fullsend {") || !strings.Contains(stdout, `[label="agent"]`) || !strings.Contains(stdout, "fillcolor=palegreen") {
 		t.Fatalf("dot (exit %d, %s):\n%s", code, stderr, stdout)
 	}
-	code, stdout, _ = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", "--format", "mermaid", h)
+	code, stdout, _ = fullsend("graph", "--format", "mermaid", h)
 	if code != 0 || !strings.HasPrefix(stdout, "flowchart LR") || !strings.Contains(stdout, `-->|"policy"|`) {
 		t.Fatalf("mermaid (exit %d):\n%s", code, stdout)
 	}
-	if code, _, _ := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "graph", "--format", "png", h); code != ExitUsage {
+	if code, _, _ := fullsend("graph", "--format", "png", h); code != ExitUsage {
 		t.Fatalf("bad format: exit %d", code)
 	}
 }
@@ -118,19 +125,19 @@ func TestLockCommand(t *testing.T) {
 func testLockCommand(t *testing.T, lib corpustest.Library) {
 	dir := copyLibrary(t, lib.Dir)
 	main, other := "harness/"+lib.Main+".yaml", "harness/"+lib.AllForges+".yaml"
-	ws := t.TempDir()
+	fullsend := libraryCLI(t, t.TempDir(), dir)
 	lockPath := filepath.Join(dir, "lock.yaml")
 	testOnlyNow = func() time.Time { return time.Date(2026, 5, 12, 14, 30, 0, 0, time.UTC) }
 	defer func() { testOnlyNow = time.Now }()
 	// --frozen on a harness that is not locked yet fails and writes nothing.
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", "--frozen", main); code != 1 || !strings.Contains(stderr, "--frozen") {
+	if code, _, stderr := fullsend("lock", "--frozen", main); code != 1 || !strings.Contains(stderr, "--frozen") {
 		t.Fatalf("frozen unlocked: exit %d %s", code, stderr)
 	}
 	if _, err := os.Stat(lockPath); !os.IsNotExist(err) {
 		t.Fatalf("lock written by a failed --frozen: %v", err)
 	}
 	for _, h := range []string{main, other} {
-		if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", h); code != 0 {
+		if code, _, stderr := fullsend("lock", h); code != 0 {
 			t.Fatalf("lock %s: exit %d %s", h, code, stderr)
 		}
 	}
@@ -141,7 +148,7 @@ func testLockCommand(t *testing.T, lib corpustest.Library) {
 	// Again, later: byte-identical.
 	testOnlyNow = func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }
 	for _, args := range [][]string{{"lock", main}, {"lock", "--update", main}, {"lock", "--frozen", other}} {
-		if code, _, stderr := runCacheCLI(t, ws, "", append([]string{"--fullsend-dir", dir}, args...)...); code != 0 {
+		if code, _, stderr := fullsend(args...); code != 0 {
 			t.Fatalf("%v: exit %d %s", args, code, stderr)
 		}
 		again, _ := os.ReadFile(lockPath)
@@ -150,7 +157,7 @@ func testLockCommand(t *testing.T, lib corpustest.Library) {
 		}
 	}
 	// resolve uses the lock: clean, then a stale warning naming the fix.
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", main); code != 0 || strings.Contains(stderr, "warning") {
+	if code, _, stderr := fullsend("resolve", main); code != 0 || strings.Contains(stderr, "warning") {
 		t.Fatalf("resolve with lock: exit %d %s", code, stderr)
 	}
 	h := filepath.Join(dir, main)
@@ -158,27 +165,27 @@ func testLockCommand(t *testing.T, lib corpustest.Library) {
 	if err := os.WriteFile(h, append(b, []byte("\n# edited\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", main)
+	code, _, stderr := fullsend("resolve", main)
 	// The fix names --fullsend-dir: without it the command would not find
 	// the harness from the current directory.
 	if code != 0 || !strings.Contains(stderr, "fullsend: warning: "+main+" has changed since lock.yaml was written; run `fullsend --fullsend-dir "+dir+" lock --update "+main+"`") {
 		t.Fatalf("stale: exit %d %s", code, stderr)
 	}
-	code, _, stderr = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--frozen", main)
+	code, _, stderr = fullsend("resolve", "--frozen", main)
 	if code != 1 || !strings.Contains(oneStderrLine(t, stderr), "fullsend --fullsend-dir "+dir+" lock --update "+main) {
 		t.Fatalf("frozen stale: exit %d %s", code, stderr)
 	}
 	// lock without --update refuses to move pins; the file is untouched.
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", main); code != 1 || !strings.Contains(stderr, "--update") {
+	if code, _, stderr := fullsend("lock", main); code != 1 || !strings.Contains(stderr, "--update") {
 		t.Fatalf("lock stale: exit %d %s", code, stderr)
 	}
 	if again, _ := os.ReadFile(lockPath); !bytes.Equal(first, again) {
 		t.Fatal("failed lock changed the file")
 	}
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "lock", "--update", main); code != 0 {
+	if code, _, stderr := fullsend("lock", "--update", main); code != 0 {
 		t.Fatalf("lock --update: exit %d %s", code, stderr)
 	}
-	if code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--frozen", main); code != 0 {
+	if code, _, stderr := fullsend("resolve", "--frozen", main); code != 0 {
 		t.Fatalf("frozen after update: exit %d %s", code, stderr)
 	}
 }
@@ -200,15 +207,16 @@ func TestResolveRemoteCLI(t *testing.T) {
 	testOnlyFetchOptions = srv.Reach
 	defer func() { testOnlyFetchOptions = nil }()
 	ws := t.TempDir()
-	code, _, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--offline", "--yes", u)
+	fullsend := libraryCLI(t, ws, dir)
+	code, _, stderr := fullsend("resolve", "--offline", "--yes", u)
 	if code != 1 || !strings.Contains(stderr, srv.BlobURL("o/r@main", "h.yaml")) || !strings.Contains(stderr, "offline") || srv.RequestCount() != 0 {
 		t.Fatalf("cold offline: exit %d %s (%d requests)", code, stderr, srv.RequestCount())
 	}
-	code, _, stderr = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", u)
+	code, _, stderr = fullsend("resolve", u)
 	if code != 1 || !strings.Contains(oneStderrLine(t, stderr), "--yes") {
 		t.Fatalf("no terminal, no --yes: exit %d %s", code, stderr)
 	}
-	code, stdout, stderr := runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--json", "--yes", u)
+	code, stdout, stderr := fullsend("resolve", "--json", "--yes", u)
 	if code != 0 {
 		t.Fatalf("--yes: exit %d %s", code, stderr)
 	}
@@ -221,7 +229,7 @@ func TestResolveRemoteCLI(t *testing.T) {
 		t.Fatalf("audit: %v %s", err, b)
 	}
 	srv.ResetRequests()
-	code, stdout, stderr = runCacheCLI(t, ws, "", "--fullsend-dir", dir, "resolve", "--json", "--offline", "--yes", u)
+	code, stdout, stderr = fullsend("resolve", "--json", "--offline", "--yes", u)
 	if code != 0 || srv.RequestCount() != 0 || !strings.Contains(stdout, `"cache_hit": true`) {
 		t.Fatalf("warm offline: exit %d %s %d requests", code, stderr, srv.RequestCount())
 	}
