@@ -13,6 +13,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/model/modeltest"
+	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/spantest"
 	"github.com/fullsend-ai/fullsend/internal/trace"
@@ -98,6 +99,23 @@ func childOf(t *testing.T, sp, parent tracetest.SpanStub) {
 	}
 }
 
+// runHelloScript runs the hello harness, from a new workspace, with the
+// script runtime's steps (YAML) and returns the run's report. A run that
+// does not exit 0 fails the test.
+func runHelloScript(t *testing.T, steps string) *runpkg.Report {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "hello.script.yaml")
+	if err := os.WriteFile(script, []byte(steps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	code, out, errs := runCLI(t, "--workspace", ws, "run", "--target-repo", "none", "--script", script, helloHarness)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	return onlyRun(t, ws)
+}
+
 // TestRunTraceScript: a script-runtime run of the hello example is one
 // trace: the run root, resolve, every phase as a child of the run with its
 // attributes, the sandbox commands below their phases, and the agent
@@ -106,8 +124,7 @@ func childOf(t *testing.T, sp, parent tracetest.SpanStub) {
 func TestRunTraceScript(t *testing.T) {
 	needLocalSandbox(t)
 	exp := memSpans(t)
-	script := filepath.Join(t.TempDir(), "hello.script.yaml")
-	if err := os.WriteFile(script, []byte(`steps:
+	rep := runHelloScript(t, `steps:
   - exec:
       cmd: 'printf "%s" "$TRACEPARENT" > /sandbox/output/traceparent.txt'
   - exec:
@@ -117,20 +134,12 @@ func TestRunTraceScript(t *testing.T) {
       value:
         greeting: "${GREETING}"
         name: "${GREETING_NAME}"
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	code, out, errs := runCLI(t, "--workspace", ws, "run", "--target-repo", "none", "--script", script, helloHarness)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
-	}
+`)
 	s := spanTree{t, exp.GetSpans()}
 	root := s.one("run")
 	if root.Parent.IsValid() {
 		t.Errorf("run span has a parent")
 	}
-	rep := onlyRun(t, ws)
 	wantAttr(t, root, "fullsend.run.id", rep.RunID)
 	wantAttr(t, root, "fullsend.run.status", "succeeded")
 	wantAttr(t, root, "fullsend.runtime", "script")
@@ -180,21 +189,13 @@ func TestRunTraceScript(t *testing.T) {
 // off) the agent gets no TRACEPARENT and nothing is recorded.
 func TestRunTraceOffNoTraceparent(t *testing.T) {
 	needLocalSandbox(t)
-	script := filepath.Join(t.TempDir(), "hello.script.yaml")
-	if err := os.WriteFile(script, []byte(`steps:
+	rep := runHelloScript(t, `steps:
   - exec:
       cmd: 'if env | grep -q ^TRACEPARENT=; then echo set; else echo unset; fi > /sandbox/output/traceparent.txt'
   - write_result:
       value: {greeting: "Hello, x!", name: x}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	code, out, errs := runCLI(t, "--workspace", ws, "run", "--target-repo", "none", "--script", script, helloHarness)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
-	}
-	tp, err := os.ReadFile(filepath.Join(onlyRun(t, ws).Dir(), "output", "traceparent.txt"))
+`)
+	tp, err := os.ReadFile(filepath.Join(rep.Dir(), "output", "traceparent.txt"))
 	if err != nil || string(tp) != "unset\n" {
 		t.Errorf("TRACEPARENT with tracing off = %q (%v), want unset", tp, err)
 	}
