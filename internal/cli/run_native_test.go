@@ -100,10 +100,7 @@ func TestRunNativeOpenAI(t *testing.T) {
 		modeltest.Say("Wrote the greeting."),
 	)
 	setModelEnv(t, model.APIOpenAI, srv.URL+"/v1")
-	hello, err := filepath.Abs(helloHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hello := helloAbs(t)
 	repo := inGitRepo(t)
 	ws := t.TempDir()
 	code, out, errs := runCLI(t, "--workspace", ws, "run", "--runtime", "native", hello)
@@ -423,10 +420,7 @@ func TestRunNativeImage(t *testing.T) {
 		modeltest.Say("done"),
 	)
 	setModelEnv(t, model.APIOpenAI, srv.URL+"/v1")
-	hello, err := filepath.Abs(helloHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hello := helloAbs(t)
 	repo := inGitRepo(t)
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
 	if err := os.WriteFile(filepath.Join(repo, "shot.png"), []byte(png), 0o644); err != nil {

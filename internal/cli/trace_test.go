@@ -219,10 +219,7 @@ func TestRunTraceNative(t *testing.T) {
 	t.Setenv(model.EnvAuth, "bearer")
 	t.Setenv(model.EnvKeyEnv, "TRACE_TEST_KEY")
 	t.Setenv("TRACE_TEST_KEY", "sk-trace-test-secret-0123456789")
-	hello, err := filepath.Abs(helloHarness)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hello := helloAbs(t)
 	ws := t.TempDir()
 	code, out, errs := runCLIEnv(t, "--workspace", ws, "run", "--target-repo", "none", "--runtime", "native", hello)
 	if code != 0 {
