@@ -58,15 +58,7 @@ func claudeProject(t *testing.T, bin, api string, harnessExtra string) (fsDir, h
 		"schemas/result.schema.json": `{"type":"object","required":["status"],"properties":{"status":{"type":"string"}}}`,
 		"harness/builder.yaml":       "agent: agents/builder.md\nruntime: claude\nenv:\n  sandbox:\n    ANTHROPIC_BASE_URL: http://" + api + "\n    ANTHROPIC_API_KEY: sk-ant-fake-key-for-tests\n    DISABLE_TELEMETRY: \"1\"\n" + harnessExtra,
 	}
-	for p, c := range files {
-		full := filepath.Join(fsDir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, fsDir, files)
 	return fsDir, filepath.Join(fsDir, "harness", "builder.yaml")
 }
 
