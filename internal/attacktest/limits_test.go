@@ -22,12 +22,8 @@ func probeStep(name, args, out string) string {
 
 func report(t *testing.T, dir string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r map[string]any
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(dir, "report.json"))), &r); err != nil {
 		t.Fatal(err)
 	}
 	return r
