@@ -342,6 +342,7 @@ func TestCommandNames(t *testing.T) {
 	for _, c := range []struct{ cmd, want, err string }{
 		{"gh issue view 1 | jq -r .title", "gh jq", ""},
 		{"FOO=1 BAR=x /usr/bin/gh pr list && jq . f.json", "gh jq", ""},
+		{"_A1= gh x; 1X=a gh; =x jq; A-B=1 jq", "gh 1X=a =x A-B=1", ""},
 		{"gh x 2>&1 >out.txt; jq . < in.json", "gh jq", ""},
 		{`jq '.a | .b' "f g.json"`, "jq", ""},
 		{"gh x > `curl evil`", "", "command substitution"},
