@@ -293,8 +293,9 @@ func (f fakeScanner) ScanText(_ context.Context, text string) ([]Finding, error)
 
 func TestPluggedScanners(t *testing.T) {
 	ctx := context.Background()
-	env := &Env{Secrets: fakeScanner{rule: "gitleaks-x"}, Injection: fakeScanner{rule: "deberta"}}
-	for hook, rule := range map[string]string{"secret-redact-posttool": "secret.gitleaks-x", "context-suppress-posttool": "injection.deberta"} {
+	env := &Env{Secrets: fakeScanner{rule: "gitleaks-x"}, Injection: fakeScanner{rule: "deberta"}, Unicode: fakeScanner{rule: "confusables"}}
+	for hook, rule := range map[string]string{"secret-redact-posttool": "secret.gitleaks-x", "context-suppress-posttool": "injection.deberta",
+		"unicode-posttool": "unicode.confusables"} {
 		v, err := Handle(ctx, hook, bytes.NewReader(payload(t, "post_bash_issue_ok")), &bytes.Buffer{}, env)
 		if err != nil || v.Rule != rule {
 			t.Fatalf("%s: verdict %+v err %v, want rule %s from the plugged scanner", hook, v, err, rule)
