@@ -55,19 +55,12 @@ func TestAgentEscapeAttempts(t *testing.T) {
 
 	before := snapshotHost(t)
 	p := newProject(t, "", b.String(), nil)
-	code, stdout, stderr := p.run()
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	dirs := p.runDirs()
-	if len(dirs) != 1 {
-		t.Fatalf("run dirs %v", dirs)
-	}
+	dir := p.runOne()
 	// The attempts ran: the read's error message is in the output.
-	if b, err := os.ReadFile(filepath.Join(dirs[0], "output", "leak-read")); err != nil || !strings.Contains(string(b), "No such file") {
+	if b, err := os.ReadFile(filepath.Join(dir, "output", "leak-read")); err != nil || !strings.Contains(string(b), "No such file") {
 		t.Fatalf("the read attempt did not run as expected: %q %v", b, err)
 	}
-	if f := fileHas(dirs[0], "SECRET-"+tok); f != "" {
+	if f := fileHas(dir, "SECRET-"+tok); f != "" {
 		t.Errorf("ATTACK SUCCEEDED: the host secret reached %s", f)
 	}
 	if n := accepted.Load(); n != 0 {

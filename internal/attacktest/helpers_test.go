@@ -149,6 +149,21 @@ func (p *project) runDirs() []string {
 	return out
 }
 
+// runOne runs the project, which must exit 0 and leave exactly one run
+// directory, and returns that directory.
+func (p *project) runOne() string {
+	p.t.Helper()
+	code, stdout, stderr := p.run()
+	if code != 0 {
+		p.t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dirs := p.runDirs()
+	if len(dirs) != 1 {
+		p.t.Fatalf("run dirs %v", dirs)
+	}
+	return dirs[0]
+}
+
 // host is what the suite compares before and after an attack.
 type host struct {
 	tmpEntries map[string]bool

@@ -110,15 +110,8 @@ func TestHostScriptsNeverRunAgentFiles(t *testing.T) {
 	})
 	writeTree(t, p.dir, map[string]string{"harness.yaml": strings.Replace(mustRead(t, filepath.Join(p.dir, "harness.yaml")),
 		"  max_iterations: 1\n", "  max_iterations: 1\n  script: scripts/post.sh\n", 1)})
-	code, stdout, stderr := p.run()
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	dirs := p.runDirs()
-	if len(dirs) != 1 {
-		t.Fatalf("run dirs %v", dirs)
-	}
-	if _, err := os.Stat(filepath.Join(dirs[0], "output", "pwn.sh")); err != nil {
+	dir := p.runOne()
+	if _, err := os.Stat(filepath.Join(dir, "output", "pwn.sh")); err != nil {
 		t.Fatalf("the agent's file did not reach the run dir, so the test proves nothing: %v", err)
 	}
 	assertHostUnchanged(t, before, tok, mark)

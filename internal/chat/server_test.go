@@ -14,6 +14,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 // pipeServer runs a Server on an in-memory pipe: send writes request
@@ -240,7 +241,7 @@ func TestServeStopsWhenContextEnds(t *testing.T) {
 		return &runtime.Outcome{StopReason: runtime.StopCanceled}, ctx.Err()
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, inR, &out) }()
 	go io.WriteString(inW, `{"type":"user_message","session":"s1","text":"hi"}`+"\n")
@@ -257,23 +258,6 @@ func TestServeStopsWhenContextEnds(t *testing.T) {
 	if got := out.String(); !strings.Contains(got, `"type":"turn_end","session":"s1","turn":1,"stop_reason":"canceled"`) {
 		t.Fatalf("output: %s", got)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestTurnErrorIsReportedAndRedacted(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/config"
 )
 
 // AllowRule is one entry of a tool allowlist: a tool name (or a prefix
@@ -336,16 +338,9 @@ func commandNames(cmd string) ([]string, error) {
 	return names, nil
 }
 
+// isAssignment reports whether w is NAME=value, a variable assignment
+// before the command.
 func isAssignment(w string) bool {
 	name, _, ok := strings.Cut(w, "=")
-	if !ok || name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
+	return ok && config.ValidEnvName(name)
 }

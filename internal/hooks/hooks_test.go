@@ -293,8 +293,9 @@ func (f fakeScanner) ScanText(_ context.Context, text string) ([]Finding, error)
 
 func TestPluggedScanners(t *testing.T) {
 	ctx := context.Background()
-	env := &Env{Secrets: fakeScanner{rule: "gitleaks-x"}, Injection: fakeScanner{rule: "deberta"}}
-	for hook, rule := range map[string]string{"secret-redact-posttool": "secret.gitleaks-x", "context-suppress-posttool": "injection.deberta"} {
+	env := &Env{Secrets: fakeScanner{rule: "gitleaks-x"}, Injection: fakeScanner{rule: "deberta"}, Unicode: fakeScanner{rule: "confusables"}}
+	for hook, rule := range map[string]string{"secret-redact-posttool": "secret.gitleaks-x", "context-suppress-posttool": "injection.deberta",
+		"unicode-posttool": "unicode.confusables"} {
 		v, err := Handle(ctx, hook, bytes.NewReader(payload(t, "post_bash_issue_ok")), &bytes.Buffer{}, env)
 		if err != nil || v.Rule != rule {
 			t.Fatalf("%s: verdict %+v err %v, want rule %s from the plugged scanner", hook, v, err, rule)
@@ -342,6 +343,7 @@ func TestCommandNames(t *testing.T) {
 	for _, c := range []struct{ cmd, want, err string }{
 		{"gh issue view 1 | jq -r .title", "gh jq", ""},
 		{"FOO=1 BAR=x /usr/bin/gh pr list && jq . f.json", "gh jq", ""},
+		{"_A1= gh x; 1X=a gh; =x jq; A-B=1 jq", "gh 1X=a =x A-B=1", ""},
 		{"gh x 2>&1 >out.txt; jq . < in.json", "gh jq", ""},
 		{`jq '.a | .b' "f g.json"`, "jq", ""},
 		{"gh x > `curl evil`", "", "command substitution"},

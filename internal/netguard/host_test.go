@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -46,18 +47,25 @@ func TestHostAddr(t *testing.T) {
 		"%5b::1%5d":                      "::1",
 		"%32%31%33%30%37%30%36%34%33%33": "127.0.0.1",
 	}
-	for in, want := range yes {
-		a, ok := HostAddr(in)
-		if !ok || a.String() != want {
-			t.Errorf("HostAddr(%q) = %v, %v; want %s", in, a, ok, want)
-		}
-	}
 	no := []string{"", "example.com", "localhost", "1.2.3.4.5", "256.1.1.1", "1.256.1.1", "1.2.65536",
 		"08.1.1.1", "09", "4294967296", "0x100000000", "1..2.3", ".1.2.3", "+1.2.3.4", "1.2.3.-4",
 		"0x7g.1", "1_000", "[::1", "::1]", "127.0.0.1:80", "redis", "0.5m", "v1.2.3", "%zz"}
+	checkAddrs(t, "HostAddr", HostAddr, yes, no)
+}
+
+// checkAddrs checks that f finds, in each key of yes, the address its value
+// spells, and finds no address in any of no.
+func checkAddrs(t *testing.T, name string, f func(string) (netip.Addr, bool), yes map[string]string, no []string) {
+	t.Helper()
+	for in, want := range yes {
+		a, ok := f(in)
+		if !ok || a.String() != want {
+			t.Errorf("%s(%q) = %v, %v; want %s", name, in, a, ok, want)
+		}
+	}
 	for _, in := range no {
-		if a, ok := HostAddr(in); ok {
-			t.Errorf("HostAddr(%q) = %v, want no address", in, a)
+		if a, ok := f(in); ok {
+			t.Errorf("%s(%q) = %v, want no address", name, in, a)
 		}
 	}
 }
@@ -127,18 +135,8 @@ func TestEmbeddedDNSAddr(t *testing.T) {
 		"fe80--1.sslip.io":         "fe80::1",
 		"8.8.8.8.nip.io":           "8.8.8.8",
 	}
-	for in, want := range yes {
-		a, ok := EmbeddedDNSAddr(in)
-		if !ok || a.String() != want {
-			t.Errorf("EmbeddedDNSAddr(%q) = %v, %v; want %s", in, a, ok, want)
-		}
-	}
-	for _, in := range []string{"", "nip.io", "app.nip.io", "1.2.3.nip.io", "10.0.0.1.example.com",
-		"127.0.0.1", "300.0.0.1.nip.io", "zz-7f00000g.nip.io", "github.com"} {
-		if a, ok := EmbeddedDNSAddr(in); ok {
-			t.Errorf("EmbeddedDNSAddr(%q) = %v, want none", in, a)
-		}
-	}
+	checkAddrs(t, "EmbeddedDNSAddr", EmbeddedDNSAddr, yes, []string{"", "nip.io", "app.nip.io", "1.2.3.nip.io",
+		"10.0.0.1.example.com", "127.0.0.1", "300.0.0.1.nip.io", "zz-7f00000g.nip.io", "github.com"})
 }
 
 func TestInternalName(t *testing.T) {

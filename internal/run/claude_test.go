@@ -149,31 +149,40 @@ func hostService(t *testing.T) (addr string, reqs chan string) {
 	return srv.Listener.Addr().String(), reqs
 }
 
+// hostServiceFixture starts a host service and a fixture that lists it in
+// sandbox.host_services, with a script whose first exec sends GET path to
+// it from the sandbox; rest follows that exec's args line. It returns the
+// fixture, the service's address and the paths it was asked for.
+func hostServiceFixture(t *testing.T, path, rest string) (*fixture, string, chan string) {
+	t.Helper()
+	addr, reqs := hostService(t)
+	host, port, _ := net.SplitHostPort(addr)
+	f := newFixture(t)
+	f.cfg.Sandbox.HostServices = []string{addr}
+	f.write("script.yaml", `steps:
+  - exec:
+      args: [bash, -c, 'exec 3<>/dev/tcp/`+host+`/`+port+` && printf "GET `+path+` HTTP/1.0\r\nHost: x\r\n\r\n" >&3 && cat <&3']
+`+rest)
+	return f, addr, reqs
+}
+
 // TestHostServiceInSandbox: inside the sandbox the host service answers at
 // its own address, through the sandbox's loopback (NO_PROXY keeps it
 // there) and the forwarder; another loopback port of the host does not.
 func TestHostServiceInSandbox(t *testing.T) {
 	needLocal(t)
-	addr, reqs := hostService(t)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := closed.Addr().String()
-	closed.Close()
-	host, port, _ := net.SplitHostPort(addr)
-	ohost, oport, _ := net.SplitHostPort(other)
-	f := newFixture(t)
-	f.cfg.Sandbox.HostServices = []string{addr}
-	f.write("script.yaml", `steps:
-  - exec:
-      args: [bash, -c, 'exec 3<>/dev/tcp/`+host+`/`+port+` && printf "GET /in-sandbox HTTP/1.0\r\nHost: x\r\n\r\n" >&3 && cat <&3']
-      expect_stdout_contains: host-service-says-hi
+	ohost, oport, _ := net.SplitHostPort(closed.Addr().String())
+	f, addr, reqs := hostServiceFixture(t, "/in-sandbox", `      expect_stdout_contains: host-service-says-hi
   - exec:
       args: [bash, -c, 'exec 3<>/dev/tcp/`+ohost+`/`+oport+`']
       expect_exit: 1
   - write_result: {value: {status: ok}}
 `)
+	closed.Close() // after the host service took its port, so never the same one
 	p := f.mustPlan(baseHarness, run.Options{})
 	rep, _, err := f.execute(p, run.ExecOptions{SandboxOptions: sandboxOpts(f.tmp)})
 	if err != nil {
@@ -198,14 +207,7 @@ func TestHostServiceInSandbox(t *testing.T) {
 // proxy cuts it).
 func TestTimeoutStopsAndTearsDown(t *testing.T) {
 	needLocal(t)
-	addr, reqs := hostService(t)
-	host, port, _ := net.SplitHostPort(addr)
-	f := newFixture(t)
-	f.cfg.Sandbox.HostServices = []string{addr}
-	f.write("script.yaml", `steps:
-  - exec:
-      args: [bash, -c, 'exec 3<>/dev/tcp/`+host+`/`+port+` && printf "GET /hold HTTP/1.0\r\nHost: x\r\n\r\n" >&3 && cat <&3']
-`)
+	f, _, reqs := hostServiceFixture(t, "/hold", "")
 	p := f.mustPlan(baseHarness, run.Options{})
 	p.WallTime = 3 * time.Second
 	start := time.Now()

@@ -3,6 +3,8 @@ package run
 import (
 	"sort"
 	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/config"
 )
 
 // expandVars replaces every ${NAME} in s (NAME a valid environment variable
@@ -27,7 +29,7 @@ func expandVars(s string, getenv func(string) string) (string, []string) {
 			break
 		}
 		name := s[i+2 : i+2+end]
-		if !validEnvName(name) {
+		if !config.ValidEnvName(name) {
 			b.WriteByte(s[i])
 			continue
 		}
@@ -39,19 +41,6 @@ func expandVars(s string, getenv func(string) string) (string, []string) {
 		i += 2 + end
 	}
 	return b.String(), dedupe(missing)
-}
-
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 func dedupe(l []string) []string {

@@ -262,6 +262,16 @@ func (f *fixture) execute(p *run.Plan, o run.ExecOptions) (*run.Report, snapshot
 	return rep, snap, err
 }
 
+// mustExecute is execute for a run that must succeed.
+func (f *fixture) mustExecute(p *run.Plan, o run.ExecOptions) (*run.Report, snapshot) {
+	f.t.Helper()
+	rep, snap, err := f.execute(p, o)
+	if err != nil {
+		f.t.Fatalf("run: %v", err)
+	}
+	return rep, snap
+}
+
 // assertTornDown checks the sandbox left nothing in its temp dir.
 func (f *fixture) assertTornDown() {
 	f.t.Helper()

@@ -189,10 +189,7 @@ func TestRepoGitExcludeSymlink(t *testing.T) {
 			out := newRootOnly(t, "info/exclude", content)
 			symlink(t, filepath.Join(out.dir, filepath.FromSlash(c.target)), filepath.Join(repo, filepath.FromSlash(c.link)))
 			p := f.mustPlan(baseHarness, run.Options{})
-			rep, snap, err := f.execute(p, run.ExecOptions{})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
+			rep, snap := f.mustExecute(p, run.ExecOptions{})
 			excl := snap.read(t, "/sandbox/workspace/myrepo/.git/info/exclude")
 			if !strings.Contains(excl, "\n/AGENTS.md\n") || strings.Contains(excl, repoMarker) {
 				t.Errorf("copy's exclude = %q, want fullsend's entries only", excl)
@@ -236,10 +233,7 @@ func TestRepoContextFileSymlink(t *testing.T) {
 				p.Runtime = "claude" // the layout rule; the agent is the script runtime
 				o.Runtime = script.New()
 			}
-			rep, snap, err := f.execute(p, o)
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
+			rep, snap := f.mustExecute(p, o)
 			g.check(t)
 			noMarkerInSandbox(t, snap)
 			if got := snap.read(t, "/sandbox/workspace/myrepo/"+c.file); !strings.Contains(got, c.want) {
@@ -274,10 +268,7 @@ func TestRepoClaudeSkillsSymlink(t *testing.T) {
 			symlink(t, filepath.Join(out.dir, filepath.FromSlash(c.target)), filepath.Join(repo, filepath.FromSlash(c.link)))
 			g := newGuard(t, f)
 			p := f.mustPlan(baseHarness, run.Options{})
-			rep, snap, err := f.execute(p, run.ExecOptions{})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
+			rep, snap := f.mustExecute(p, run.ExecOptions{})
 			g.check(t)
 			noMarkerInSandbox(t, snap)
 			if len(rep.Target.Shadowed) != 0 {
@@ -310,10 +301,7 @@ func TestRepoHostScanReadsOnce(t *testing.T) {
 		}
 	}
 	p := f.mustPlan(baseHarness, run.Options{})
-	_, snap, err := f.execute(p, run.ExecOptions{})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	_, snap := f.mustExecute(p, run.ExecOptions{})
 	if !swapped {
 		t.Fatal("CLAUDE.md never reached the host scan")
 	}
@@ -342,10 +330,7 @@ func TestRepoCopySkipsSymlinksAroundRunsDir(t *testing.T) {
 	symlink(t, out.dir, filepath.Join(repo, ".fullsend", "leakdir"))
 	symlink(t, "AGENTS.md", filepath.Join(repo, "CLAUDE.md"))
 	p := f.mustPlan(baseHarness, run.Options{Workspace: repo})
-	_, snap, err := f.execute(p, run.ExecOptions{})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	_, snap := f.mustExecute(p, run.ExecOptions{})
 	noMarkerInSandbox(t, snap)
 	for _, n := range []string{"leak", ".fullsend/leakdir", "CLAUDE.md"} {
 		if snap.exists("/sandbox/workspace/myrepo/" + n) {
@@ -370,10 +355,7 @@ func TestRepoClaudeSettingsSymlink(t *testing.T) {
 	symlink(t, out.file, filepath.Join(repo, ".claude", "settings.json"))
 	symlink(t, out.file, filepath.Join(repo, ".claude", "settings.local.json"))
 	p := f.mustPlan(baseHarness, run.Options{})
-	_, snap, err := f.execute(p, run.ExecOptions{})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	_, snap := f.mustExecute(p, run.ExecOptions{})
 	noMarkerInSandbox(t, snap)
 	for _, n := range []string{"settings.json", "settings.local.json"} {
 		if snap.exists("/sandbox/workspace/myrepo/.claude/" + n) {

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -374,7 +376,7 @@ func (p *Plan) planAgent(h *harness.Harness) error {
 	}
 	p.AgentName = name
 	p.Model = h.Model
-	for _, k := range sortedKeys(h.Security.SandboxHooks) {
+	for _, k := range slices.Sorted(maps.Keys(h.Security.SandboxHooks)) {
 		if !h.Security.SandboxHooks[k] {
 			p.DisabledHooks = append(p.DisabledHooks, k)
 		}
@@ -589,15 +591,6 @@ func planSkills(res *resolve.Result) ([]SkillPlan, error) {
 		out = append(out, SkillPlan{Name: name, HostDir: c.dir, Ref: c.ref, Remote: c.remote})
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func refOf(n *resolve.Node) string {
@@ -830,7 +823,7 @@ func (p *Plan) dropModelKey(getenv func(string) string) {
 	}
 	keyEnv := pick(native.OptKeyEnv, model.EnvKeyEnv, model.EnvAPIKey)
 	key := strings.TrimSpace(getenv(keyEnv))
-	for _, k := range sortedKeys(p.SandboxEnv) {
+	for _, k := range slices.Sorted(maps.Keys(p.SandboxEnv)) {
 		if k == keyEnv || (len(key) >= 4 && strings.Contains(p.SandboxEnv[k], key)) {
 			delete(p.SandboxEnv, k)
 			p.Notes = append(p.Notes, fmt.Sprintf("env.sandbox.%s: dropped: it carries the model API key (%s), which never enters the sandbox", k, keyEnv))

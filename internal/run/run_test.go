@@ -203,10 +203,7 @@ func TestAgentsMDInjection(t *testing.T) {
 				p.Runtime = "claude"
 				o.Runtime = script.New()
 			}
-			rep, snap, err := f.execute(p, o)
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
+			rep, snap := f.mustExecute(p, o)
 			check := func(file, want string) {
 				p := "/sandbox/workspace/myrepo/" + file
 				if want == "" {

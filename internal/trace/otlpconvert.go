@@ -103,14 +103,14 @@ func spanProto(s sdktrace.ReadOnlySpan) *tracepb.Span {
 		TraceState:             sc.TraceState().String(),
 		Flags:                  flags(sc.TraceFlags(), s.Parent().IsRemote()),
 		Name:                   s.Name(),
-		Kind:                   kindProto(s.SpanKind()),
+		Kind:                   spanKinds[s.SpanKind()],
 		StartTimeUnixNano:      unixNano(s.StartTime().UnixNano()),
 		EndTimeUnixNano:        unixNano(s.EndTime().UnixNano()),
 		Attributes:             attrsProto(s.Attributes()),
 		DroppedAttributesCount: count(s.DroppedAttributes()),
 		DroppedEventsCount:     count(s.DroppedEvents()),
 		DroppedLinksCount:      count(s.DroppedLinks()),
-		Status:                 &tracepb.Status{Code: statusCode(st.Code), Message: st.Description},
+		Status:                 &tracepb.Status{Code: statusCodes[st.Code], Message: st.Description},
 	}
 	if psid := s.Parent().SpanID(); psid.IsValid() {
 		p.ParentSpanId = psid[:]
@@ -148,31 +148,22 @@ func flags(tf oteltrace.TraceFlags, remote bool) uint32 {
 	return f
 }
 
-func kindProto(k oteltrace.SpanKind) tracepb.Span_SpanKind {
-	switch k {
-	case oteltrace.SpanKindInternal:
-		return tracepb.Span_SPAN_KIND_INTERNAL
-	case oteltrace.SpanKindServer:
-		return tracepb.Span_SPAN_KIND_SERVER
-	case oteltrace.SpanKindClient:
-		return tracepb.Span_SPAN_KIND_CLIENT
-	case oteltrace.SpanKindProducer:
-		return tracepb.Span_SPAN_KIND_PRODUCER
-	case oteltrace.SpanKindConsumer:
-		return tracepb.Span_SPAN_KIND_CONSUMER
+// spanKinds and statusCodes map OpenTelemetry's span kinds and status
+// codes to their OTLP values; anything else maps to the zero value,
+// SPAN_KIND_UNSPECIFIED and STATUS_CODE_UNSET.
+var (
+	spanKinds = map[oteltrace.SpanKind]tracepb.Span_SpanKind{
+		oteltrace.SpanKindInternal: tracepb.Span_SPAN_KIND_INTERNAL,
+		oteltrace.SpanKindServer:   tracepb.Span_SPAN_KIND_SERVER,
+		oteltrace.SpanKindClient:   tracepb.Span_SPAN_KIND_CLIENT,
+		oteltrace.SpanKindProducer: tracepb.Span_SPAN_KIND_PRODUCER,
+		oteltrace.SpanKindConsumer: tracepb.Span_SPAN_KIND_CONSUMER,
 	}
-	return tracepb.Span_SPAN_KIND_UNSPECIFIED
-}
-
-func statusCode(c codes.Code) tracepb.Status_StatusCode {
-	switch c {
-	case codes.Ok:
-		return tracepb.Status_STATUS_CODE_OK
-	case codes.Error:
-		return tracepb.Status_STATUS_CODE_ERROR
+	statusCodes = map[codes.Code]tracepb.Status_StatusCode{
+		codes.Ok:    tracepb.Status_STATUS_CODE_OK,
+		codes.Error: tracepb.Status_STATUS_CODE_ERROR,
 	}
-	return tracepb.Status_STATUS_CODE_UNSET
-}
+)
 
 // unixNano clamps a time before 1970 (the zero time of a span never
 // ended, say) to 0.
