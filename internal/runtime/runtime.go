@@ -180,6 +180,23 @@ func Truncate(s string) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
+// LastLine returns the last line of the first buffer that is not blank
+// (white space around the buffer removed first), or "" when every buffer is
+// blank: the line of a command's stderr (or stdout) error messages quote.
+func LastLine(bufs ...[]byte) string {
+	for _, b := range bufs {
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			continue
+		}
+		if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+		return s
+	}
+	return ""
+}
+
 // Stop reasons reported in Outcome.StopReason.
 const (
 	StopCompleted = "completed"  // the agent finished normally

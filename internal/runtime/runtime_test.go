@@ -59,6 +59,25 @@ func TestFullPromptAndTruncate(t *testing.T) {
 	}
 }
 
+func TestLastLine(t *testing.T) {
+	for _, c := range []struct {
+		bufs [][]byte
+		want string
+	}{
+		{nil, ""},
+		{[][]byte{nil, []byte(" \n\t\n")}, ""},
+		{[][]byte{[]byte("one line")}, "one line"},
+		{[][]byte{[]byte("first\nsecond\n  last  \n\n")}, "  last"},
+		{[][]byte{[]byte("\n \n"), []byte("out 1\nout 2\n")}, "out 2"},
+		{[][]byte{[]byte("err\n"), []byte("out\n")}, "err"},
+		{[][]byte{[]byte("a\r\nb\r\n")}, "b"},
+	} {
+		if got := runtime.LastLine(c.bufs...); got != c.want {
+			t.Errorf("LastLine(%q) = %q, want %q", c.bufs, got, c.want)
+		}
+	}
+}
+
 func TestUploadConfigAndFiles(t *testing.T) {
 	s := runtimetest.NewSession(t)
 	ctx := context.Background()
