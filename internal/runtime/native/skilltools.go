@@ -13,13 +13,10 @@ import (
 )
 
 func runReadSkillResource(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
-	name, err := argString(args, "skill", true)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	rel, err := argString(args, "path", true)
-	if err != nil {
-		return errorf("%v", err)
+	a := toolArgs{m: args}
+	name, rel := a.str("skill", true), a.str("path", true)
+	if a.err != nil {
+		return errorf("%v", a.err)
 	}
 	s := l.skills.get(name)
 	if s == nil {
@@ -28,7 +25,10 @@ func runReadSkillResource(ctx context.Context, l *loop, _ int, args map[string]a
 	if err := checkResourcePath(rel); err != nil {
 		return errorf("read_skill_resource %s: %v", name, err)
 	}
-	var data []byte
+	var (
+		data []byte
+		err  error
+	)
 	if s.Source == "harness" {
 		data, err = readHostSkillFile(s, rel)
 	} else {
