@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -295,14 +296,7 @@ func CheckOptions(runtime string, opts map[string]string, known ...string) error
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		found := false
-		for _, kn := range known {
-			if k == kn {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(known, k) {
 			return &Error{Runtime: runtime, Op: "options", Err: fmt.Errorf("unknown option %q (known: %s)", k, strings.Join(known, ", "))}
 		}
 	}

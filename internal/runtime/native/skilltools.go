@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -67,14 +68,7 @@ func runSkillScript(ctx context.Context, l *loop, _ int, args map[string]any) to
 		return errorf("%v", err)
 	}
 	allowed := l.skills.scripts()
-	found := false
-	for _, a := range allowed {
-		if a == entry {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if !slices.Contains(allowed, entry) {
 		return errorf("script %q is not allowlisted; allowed: %s", entry, strings.Join(allowed, ", "))
 	}
 	name, rel, _ := strings.Cut(entry, ":")
