@@ -107,19 +107,13 @@ func encodeAnthropic(model string, req *Request) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
-			if len(blocks) == 0 {
-				blocks = []anBlock{{Type: "text", Text: "(empty)"}}
-			}
-			add("user", blocks)
+			add("user", anOrText(blocks, "(empty)"))
 		case RoleTool:
 			blocks, err := anContent(m.Content)
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
-			if len(blocks) == 0 {
-				blocks = []anBlock{{Type: "text", Text: "(no output)"}}
-			}
-			add("user", []anBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: blocks, IsError: m.IsError}})
+			add("user", []anBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: anOrText(blocks, "(no output)"), IsError: m.IsError}})
 		case RoleAssistant:
 			var blocks []anBlock
 			if t := m.Text(); t != "" {
@@ -128,10 +122,7 @@ func encodeAnthropic(model string, req *Request) ([]byte, error) {
 			for _, tc := range m.ToolCalls {
 				blocks = append(blocks, anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: anInput(tc.Arguments)})
 			}
-			if len(blocks) == 0 {
-				blocks = []anBlock{{Type: "text", Text: "(no output)"}}
-			}
-			add("assistant", blocks)
+			add("assistant", anOrText(blocks, "(no output)"))
 		default:
 			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
@@ -140,6 +131,15 @@ func encodeAnthropic(model string, req *Request) ([]byte, error) {
 		out.Tools = append(out.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: t.Parameters})
 	}
 	return json.Marshal(out)
+}
+
+// anOrText returns blocks, or one text block saying placeholder when there
+// are none: the API refuses empty content.
+func anOrText(blocks []anBlock, placeholder string) []anBlock {
+	if len(blocks) == 0 {
+		return []anBlock{{Type: "text", Text: placeholder}}
+	}
+	return blocks
 }
 
 func anContent(bs []Block) ([]anBlock, error) {
