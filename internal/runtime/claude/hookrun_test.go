@@ -172,14 +172,11 @@ func TestAllowlistHookRun(t *testing.T) {
 func TestRealSandboxAllowlistHook(t *testing.T) {
 	s := runtimetest.LocalSession(t, sandbox.Spec{WorkDir: runtime.WorkspaceDir})
 	ctx := context.Background()
-	host := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(host, "repo"), 0o755); err != nil {
+	repo := t.TempDir()
+	if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("# Demo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(host, "repo", "README.md"), []byte("# Demo\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Upload(ctx, filepath.Join(host, "repo"), "/sandbox/workspace/demo"); err != nil {
+	if err := s.Upload(ctx, repo, "/sandbox/workspace/demo"); err != nil {
 		t.Fatal(err)
 	}
 	bootTriage(t, s)
