@@ -58,14 +58,31 @@ type anResponse struct {
 	Role       string    `json:"role"`
 	Content    []anBlock `json:"content"`
 	StopReason string    `json:"stop_reason"`
-	Usage      struct {
-		InputTokens  int64 `json:"input_tokens"`
-		OutputTokens int64 `json:"output_tokens"`
-	} `json:"usage"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Usage      anUsage   `json:"usage"`
+	Error      *anError  `json:"error"`
+}
+
+type anUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+func (u anUsage) usage() Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+}
+
+type anError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// anServerError is the error an error answer reports (e may be absent).
+func anServerError(e *anError) error {
+	msg := "unknown error"
+	if e != nil {
+		msg = e.Type + ": " + e.Message
+	}
+	return fmt.Errorf("server error: %s", msg)
 }
 
 // encodeAnthropic renders req in the Messages format: tool results become
@@ -90,19 +107,13 @@ func encodeAnthropic(model string, req *Request) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
-			if len(blocks) == 0 {
-				blocks = []anBlock{{Type: "text", Text: "(empty)"}}
-			}
-			add("user", blocks)
+			add("user", anOrText(blocks, "(empty)"))
 		case RoleTool:
 			blocks, err := anContent(m.Content)
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
-			if len(blocks) == 0 {
-				blocks = []anBlock{{Type: "text", Text: "(no output)"}}
-			}
-			add("user", []anBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: blocks, IsError: m.IsError}})
+			add("user", []anBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: anOrText(blocks, "(no output)"), IsError: m.IsError}})
 		case RoleAssistant:
 			var blocks []anBlock
 			if t := m.Text(); t != "" {
@@ -111,10 +122,7 @@ func encodeAnthropic(model string, req *Request) ([]byte, error) {
 			for _, tc := range m.ToolCalls {
 				blocks = append(blocks, anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: anInput(tc.Arguments)})
 			}
-			if len(blocks) == 0 {
-				blocks = []anBlock{{Type: "text", Text: "(no output)"}}
-			}
-			add("assistant", blocks)
+			add("assistant", anOrText(blocks, "(no output)"))
 		default:
 			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
@@ -123,6 +131,15 @@ func encodeAnthropic(model string, req *Request) ([]byte, error) {
 		out.Tools = append(out.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: t.Parameters})
 	}
 	return json.Marshal(out)
+}
+
+// anOrText returns blocks, or one text block saying placeholder when there
+// are none: the API refuses empty content.
+func anOrText(blocks []anBlock, placeholder string) []anBlock {
+	if len(blocks) == 0 {
+		return []anBlock{{Type: "text", Text: placeholder}}
+	}
+	return blocks
 }
 
 func anContent(bs []Block) ([]anBlock, error) {
@@ -160,11 +177,7 @@ func decodeAnthropic(data []byte) (*Response, error) {
 		return nil, fmt.Errorf("decoding message: %v", err)
 	}
 	if r.Type == "error" || (r.Error != nil && len(r.Content) == 0) {
-		msg := "unknown error"
-		if r.Error != nil {
-			msg = r.Error.Type + ": " + r.Error.Message
-		}
-		return nil, fmt.Errorf("server error: %s", msg)
+		return nil, anServerError(r.Error)
 	}
 	if r.Type != "" && r.Type != "message" {
 		return nil, fmt.Errorf("unexpected object type %q", r.Type)
@@ -186,30 +199,14 @@ func decodeAnthropic(data []byte) (*Response, error) {
 			msg.Reasoning += b.Thinking
 		}
 	}
-	return &Response{
-		Message:    msg,
-		StopReason: anStop(r.StopReason, len(msg.ToolCalls)),
-		RawStop:    r.StopReason,
-		Usage:      Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens},
-		RequestID:  r.ID,
-	}, nil
+	return anStops.response(msg, r.StopReason, r.Usage.usage(), r.ID), nil
 }
 
-// anStop normalises a stop_reason.
-func anStop(reason string, calls int) StopReason {
-	var stop StopReason
-	switch reason {
-	case "end_turn", "stop_sequence", "":
-		stop = StopEnd
-	case "tool_use":
-		stop = StopToolUse
-	case "max_tokens":
-		stop = StopMaxTokens
-	default:
-		stop = StopOther
-	}
-	if calls > 0 && stop == StopEnd {
-		stop = StopToolUse
-	}
-	return stop
+// anStops normalises stop_reason.
+var anStops = stopTable{
+	"end_turn":      StopEnd,
+	"stop_sequence": StopEnd,
+	"":              StopEnd,
+	"tool_use":      StopToolUse,
+	"max_tokens":    StopMaxTokens,
 }

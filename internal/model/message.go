@@ -141,3 +141,21 @@ type Response struct {
 	RequestID  string // server request id (header, else body id)
 	Attempts   int    // HTTP attempts made (1 = no retry)
 }
+
+// stopTable maps a dialect's stop (or finish) reasons to StopReason; a
+// reason it does not list is StopOther.
+type stopTable map[string]StopReason
+
+// response assembles the Response to one answer, normalising its raw stop
+// reason. An answer that ends its turn while calling tools counts as
+// StopToolUse: some servers say "stop" while returning tool calls.
+func (st stopTable) response(msg Message, raw string, usage Usage, id string) *Response {
+	stop, ok := st[raw]
+	if !ok {
+		stop = StopOther
+	}
+	if len(msg.ToolCalls) > 0 && stop == StopEnd {
+		stop = StopToolUse
+	}
+	return &Response{Message: msg, StopReason: stop, RawStop: raw, Usage: usage, RequestID: id}
+}

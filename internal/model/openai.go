@@ -75,13 +75,21 @@ type oaResponse struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	Usage oaUsage  `json:"usage"`
+	Error *oaError `json:"error"`
+}
+
+type oaUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+func (u oaUsage) usage() Usage {
+	return Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+}
+
+type oaError struct {
+	Message string `json:"message"`
 }
 
 // encodeOpenAI renders req in the chat-completions format. Tool results are
@@ -200,33 +208,16 @@ func decodeOpenAI(data []byte) (*Response, error) {
 	for _, tc := range ch.Message.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: oaArguments(tc.Function.Arguments)})
 	}
-	return &Response{
-		Message:    msg,
-		StopReason: oaStop(ch.FinishReason, len(msg.ToolCalls)),
-		RawStop:    ch.FinishReason,
-		Usage:      Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens},
-		RequestID:  r.ID,
-	}, nil
+	return oaStops.response(msg, ch.FinishReason, r.Usage.usage(), r.ID), nil
 }
 
-// oaStop normalises a finish_reason.
-func oaStop(finish string, calls int) StopReason {
-	var stop StopReason
-	switch finish {
-	case "stop", "":
-		stop = StopEnd
-	case "tool_calls", "function_call":
-		stop = StopToolUse
-	case "length":
-		stop = StopMaxTokens
-	default:
-		stop = StopOther
-	}
-	// Some servers say "stop" while returning tool calls.
-	if calls > 0 && stop == StopEnd {
-		stop = StopToolUse
-	}
-	return stop
+// oaStops normalises finish_reason.
+var oaStops = stopTable{
+	"stop":          StopEnd,
+	"":              StopEnd,
+	"tool_calls":    StopToolUse,
+	"function_call": StopToolUse,
+	"length":        StopMaxTokens,
 }
 
 // oaText accepts content as a string, null, or an array of text parts.

@@ -26,15 +26,7 @@ type anStreamEvent struct {
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anUsage `json:"usage"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-type anUsage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
+	Error *anError `json:"error"`
 }
 
 type anStreamBlock struct {
@@ -72,11 +64,7 @@ func (d *anStream) event(ev sseEvent) (bool, error) {
 		return false, fmt.Errorf("event %q carries data of type %q", ev.name, e.Type)
 	}
 	if e.Type == "error" {
-		msg := "unknown error"
-		if e.Error != nil {
-			msg = e.Error.Type + ": " + e.Error.Message
-		}
-		return false, fmt.Errorf("server error: %s", msg)
+		return false, anServerError(e.Error)
 	}
 	if e.Type == "ping" {
 		return false, nil
@@ -90,7 +78,7 @@ func (d *anStream) event(ev sseEvent) (bool, error) {
 			return false, errors.New("bad message_start")
 		}
 		d.started, d.id = true, e.Message.ID
-		d.usage = Usage{InputTokens: e.Message.Usage.InputTokens, OutputTokens: e.Message.Usage.OutputTokens}
+		d.usage = e.Message.Usage.usage()
 	case "content_block_start":
 		return false, d.blockStart(e)
 	case "content_block_delta":
@@ -207,11 +195,5 @@ func (d *anStream) response() (*Response, error) {
 			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: in})
 		}
 	}
-	return &Response{
-		Message:    msg,
-		StopReason: anStop(d.stop, len(msg.ToolCalls)),
-		RawStop:    d.stop,
-		Usage:      d.usage,
-		RequestID:  d.id,
-	}, nil
+	return anStops.response(msg, d.stop, d.usage, d.id), nil
 }

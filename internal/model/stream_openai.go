@@ -27,13 +27,8 @@ type oaChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	Usage *oaUsage `json:"usage"`
+	Error *oaError `json:"error"`
 }
 
 // oaStream assembles a chat-completions stream: content and reasoning
@@ -74,7 +69,7 @@ func (d *oaStream) event(ev sseEvent) (bool, error) {
 		d.id = ch.ID
 	}
 	if ch.Usage != nil {
-		d.usage = Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens}
+		d.usage = ch.Usage.usage()
 	}
 	for _, c := range ch.Choices {
 		if c.Index != 0 {
@@ -139,11 +134,5 @@ func (d *oaStream) response() (*Response, error) {
 	if t := d.text.String(); t != "" {
 		msg.Content = []Block{TextBlock(t)}
 	}
-	return &Response{
-		Message:    msg,
-		StopReason: oaStop(d.finish, len(msg.ToolCalls)),
-		RawStop:    d.finish,
-		Usage:      d.usage,
-		RequestID:  d.id,
-	}, nil
+	return oaStops.response(msg, d.finish, d.usage, d.id), nil
 }

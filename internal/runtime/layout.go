@@ -24,43 +24,45 @@ func UploadConfig(ctx context.Context, s sandbox.Session, configDir string, in B
 	if in.AgentFile == "" {
 		return fmt.Errorf("agent %q: no agent definition file", in.AgentName)
 	}
+	dirs := in.configDirs()
 	seen := map[string]bool{}
-	for _, sk := range in.Skills {
-		if err := CheckName("skill", sk.Name); err != nil {
+	for _, d := range dirs {
+		if err := CheckName(d.kind, d.name); err != nil {
 			return err
 		}
-		if seen[sk.Name] {
-			return fmt.Errorf("skill %q: listed twice", sk.Name)
+		key := d.kind + "/" + d.name // names are single path elements
+		if seen[key] {
+			return fmt.Errorf("%s %q: listed twice", d.kind, d.name)
 		}
-		seen[sk.Name] = true
-	}
-	seen = map[string]bool{}
-	for _, p := range in.Plugins {
-		if err := CheckName("plugin", p.Name); err != nil {
-			return err
-		}
-		if seen[p.Name] {
-			return fmt.Errorf("plugin %q: listed twice", p.Name)
-		}
-		seen[p.Name] = true
+		seen[key] = true
 	}
 	dst := path.Join(configDir, "agents", in.AgentName+".md")
 	if err := s.Upload(ctx, in.AgentFile, dst); err != nil {
 		return fmt.Errorf("uploading agent definition to %s: %w", dst, err)
 	}
-	for _, sk := range in.Skills {
-		dst := path.Join(configDir, "skills", sk.Name)
-		if err := s.Upload(ctx, sk.HostDir, dst); err != nil {
-			return fmt.Errorf("uploading skill %q to %s: %w", sk.Name, dst, err)
-		}
-	}
-	for _, p := range in.Plugins {
-		dst := path.Join(configDir, "plugins", p.Name)
-		if err := s.Upload(ctx, p.HostDir, dst); err != nil {
-			return fmt.Errorf("uploading plugin %q to %s: %w", p.Name, dst, err)
+	for _, d := range dirs {
+		dst := path.Join(configDir, d.kind+"s", d.name)
+		if err := s.Upload(ctx, d.hostDir, dst); err != nil {
+			return fmt.Errorf("uploading %s %q to %s: %w", d.kind, d.name, dst, err)
 		}
 	}
 	return nil
+}
+
+// configDirEntry is one skill or plugin directory UploadConfig uploads, to
+// <configDir>/<kind>s/<name>.
+type configDirEntry struct{ kind, name, hostDir string }
+
+// configDirs lists the skills, then the plugins, of in.
+func (in BootstrapInput) configDirs() []configDirEntry {
+	var out []configDirEntry
+	for _, sk := range in.Skills {
+		out = append(out, configDirEntry{"skill", sk.Name, sk.HostDir})
+	}
+	for _, p := range in.Plugins {
+		out = append(out, configDirEntry{"plugin", p.Name, p.HostDir})
+	}
+	return out
 }
 
 // RemoveFile deletes a sandbox file if it exists (rm -f), used by

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -180,6 +181,23 @@ func Truncate(s string) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
+// LastLine returns the last line of the first buffer that is not blank
+// (white space around the buffer removed first), or "" when every buffer is
+// blank: the line of a command's stderr (or stdout) error messages quote.
+func LastLine(bufs ...[]byte) string {
+	for _, b := range bufs {
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			continue
+		}
+		if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+		return s
+	}
+	return ""
+}
+
 // Stop reasons reported in Outcome.StopReason.
 const (
 	StopCompleted = "completed"  // the agent finished normally
@@ -278,14 +296,7 @@ func CheckOptions(runtime string, opts map[string]string, known ...string) error
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		found := false
-		for _, kn := range known {
-			if k == kn {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(known, k) {
 			return &Error{Runtime: runtime, Op: "options", Err: fmt.Errorf("unknown option %q (known: %s)", k, strings.Join(known, ", "))}
 		}
 	}

@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -56,6 +58,75 @@ func TestFullPromptAndTruncate(t *testing.T) {
 	in.Emit(runtime.Event{Kind: runtime.EventText})
 	if len(got) != 1 || got[0].Time.IsZero() {
 		t.Fatalf("Emit: %+v", got)
+	}
+}
+
+func TestLastLine(t *testing.T) {
+	for _, c := range []struct {
+		bufs [][]byte
+		want string
+	}{
+		{nil, ""},
+		{[][]byte{nil, []byte(" \n\t\n")}, ""},
+		{[][]byte{[]byte("one line")}, "one line"},
+		{[][]byte{[]byte("first\nsecond\n  last  \n\n")}, "  last"},
+		{[][]byte{[]byte("\n \n"), []byte("out 1\nout 2\n")}, "out 2"},
+		{[][]byte{[]byte("err\n"), []byte("out\n")}, "err"},
+		{[][]byte{[]byte("a\r\nb\r\n")}, "b"},
+	} {
+		if got := runtime.LastLine(c.bufs...); got != c.want {
+			t.Errorf("LastLine(%q) = %q, want %q", c.bufs, got, c.want)
+		}
+	}
+}
+
+// Skills and plugins are checked by name (CheckName, unique per kind)
+// before anything is uploaded, then uploaded to skills/ and plugins/.
+func TestUploadConfigSkillsAndPlugins(t *testing.T) {
+	host := t.TempDir()
+	agent := filepath.Join(host, "a.md")
+	for p, body := range map[string]string{agent: "agent", filepath.Join(host, "s", "SKILL.md"): "skill", filepath.Join(host, "p", "plugin.json"): "plugin"} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sk := func(name string) runtime.Skill { return runtime.Skill{Name: name, HostDir: filepath.Join(host, "s")} }
+	pl := func(name string) runtime.Plugin { return runtime.Plugin{Name: name, HostDir: filepath.Join(host, "p")} }
+	for _, c := range []struct {
+		name    string
+		skills  []runtime.Skill
+		plugins []runtime.Plugin
+		wantErr string
+	}{
+		{"skill twice", []runtime.Skill{sk("x"), sk("y"), sk("x")}, nil, `skill "x": listed twice`},
+		{"plugin twice", nil, []runtime.Plugin{pl("x"), pl("x")}, `plugin "x": listed twice`},
+		{"bad skill name", []runtime.Skill{sk("../x")}, []runtime.Plugin{pl("..")}, `skill name "../x"`},
+		{"bad plugin name", []runtime.Skill{sk("x")}, []runtime.Plugin{pl("a/b")}, `plugin name "a/b"`},
+		{"skill checked before plugins", []runtime.Skill{sk("x"), sk("x")}, []runtime.Plugin{pl("..")}, `skill "x": listed twice`},
+		{"same name in both kinds", []runtime.Skill{sk("x")}, []runtime.Plugin{pl("x")}, ""},
+	} {
+		s := runtimetest.NewSession(t)
+		err := runtime.UploadConfig(context.Background(), s, runtime.ClaudeConfigDir, runtime.BootstrapInput{AgentName: "a", AgentFile: agent, Skills: c.skills, Plugins: c.plugins})
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: %v, want %q", c.name, err, c.wantErr)
+			}
+			if _, statErr := os.Stat(s.HostPath(runtime.ClaudeConfigDir + "/agents/a.md")); statErr == nil {
+				t.Errorf("%s: agent uploaded before the names were checked", c.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for p, want := range map[string]string{"/agents/a.md": "agent", "/skills/x/SKILL.md": "skill", "/plugins/x/plugin.json": "plugin"} {
+			if got := string(s.ReadFile(t, runtime.ClaudeConfigDir+p)); got != want {
+				t.Errorf("%s: %s = %q, want %q", c.name, p, got, want)
+			}
+		}
 	}
 }
 

@@ -253,7 +253,7 @@ func openAIReply(i int, r *Reply) []byte {
 	if len(calls) > 0 {
 		msg["tool_calls"] = calls
 	}
-	finish := openAIFinish(r)
+	finish := openAIStops.of(r)
 	b, _ := json.Marshal(map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-%d", i+1),
 		"object":  "chat.completion",
@@ -263,32 +263,28 @@ func openAIReply(i int, r *Reply) []byte {
 	return b
 }
 
-func openAIFinish(r *Reply) string {
-	switch {
-	case r.Stop == model.StopMaxTokens:
-		return "length"
-	case r.Stop == model.StopOther:
-		return "content_filter"
-	case r.Stop == model.StopEnd:
-		return "stop"
-	case len(r.ToolCalls) > 0:
-		return "tool_calls"
-	}
-	return "stop"
-}
+// wireStops names the stop reasons of one dialect.
+type wireStops struct{ end, toolUse, maxTokens, other string }
 
-func anthropicStop(r *Reply) string {
+var (
+	openAIStops    = wireStops{end: "stop", toolUse: "tool_calls", maxTokens: "length", other: "content_filter"}
+	anthropicStops = wireStops{end: "end_turn", toolUse: "tool_use", maxTokens: "max_tokens", other: "refusal"}
+)
+
+// of is the stop reason sent for r: its Stop when set, else tool use when
+// it calls tools, else end.
+func (n wireStops) of(r *Reply) string {
 	switch {
 	case r.Stop == model.StopMaxTokens:
-		return "max_tokens"
+		return n.maxTokens
 	case r.Stop == model.StopOther:
-		return "refusal"
+		return n.other
 	case r.Stop == model.StopEnd:
-		return "end_turn"
+		return n.end
 	case len(r.ToolCalls) > 0:
-		return "tool_use"
+		return n.toolUse
 	}
-	return "end_turn"
+	return n.end
 }
 
 // anthropicInput is the tool_use input sent for arguments: the compact
@@ -327,7 +323,7 @@ func anthropicReply(i int, r *Reply) []byte {
 	if content == nil {
 		content = []map[string]any{}
 	}
-	stop := anthropicStop(r)
+	stop := anthropicStops.of(r)
 	b, _ := json.Marshal(map[string]any{
 		"id": fmt.Sprintf("msg_%d", i+1), "type": "message", "role": "assistant",
 		"content": content, "stop_reason": stop,

@@ -160,7 +160,7 @@ func openAIEvents(i int, r *Reply, includeUsage bool) []sseEvent {
 				"function": map[string]any{"arguments": p}}}}, nil))
 		}
 	}
-	evs = append(evs, chunk(map[string]any{}, openAIFinish(r)))
+	evs = append(evs, chunk(map[string]any{}, openAIStops.of(r)))
 	if includeUsage {
 		evs = append(evs, sseJSON("", map[string]any{"id": id, "object": "chat.completion.chunk", "choices": []any{},
 			"usage": map[string]any{"prompt_tokens": r.InputTokens, "completion_tokens": r.OutputTokens}}))
@@ -198,7 +198,7 @@ func anthropicEvents(i int, r *Reply) []sseEvent {
 		idx++
 	}
 	evs = append(evs,
-		ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": anthropicStop(r), "stop_sequence": nil},
+		ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": anthropicStops.of(r), "stop_sequence": nil},
 			"usage": map[string]any{"output_tokens": r.OutputTokens}}),
 		ev("message_stop", map[string]any{}))
 	return evs

@@ -48,6 +48,16 @@ func wiredCommands(t *testing.T, f *fixture, p string) map[string]string {
 	return out
 }
 
+// bootRestricted writes restrictedAgent as f's agent and runs Bootstrap and
+// BootstrapHooks.
+func bootRestricted(t *testing.T, f *fixture) {
+	t.Helper()
+	ctx := context.Background()
+	must(t, os.WriteFile(f.boot.AgentFile, []byte(restrictedAgent), 0o644))
+	must(t, f.rt.Bootstrap(ctx, f.s, f.boot))
+	must(t, f.rt.BootstrapHooks(ctx, f.s, f.boot))
+}
+
 // Issue 12 item 7: an agent whose frontmatter restricts tools gets the
 // allowlist hook, with the list on the hook's command line (not in the
 // environment); an unrestricted agent does not; the harness key
@@ -55,9 +65,7 @@ func wiredCommands(t *testing.T, f *fixture, p string) map[string]string {
 func TestAllowlistHookWiredFromAgentTools(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t)
-	must(t, os.WriteFile(f.boot.AgentFile, []byte(restrictedAgent), 0o644))
-	must(t, f.rt.Bootstrap(ctx, f.s, f.boot))
-	must(t, f.rt.BootstrapHooks(ctx, f.s, f.boot))
+	bootRestricted(t, f)
 	want := runtime.FullsendBinary + " hook each bash-risk-pretool ssrf-pretool tool-allowlist-pretool canary-pretool --allow 'Bash(gh,curl,jq),Read,Write'"
 	for _, p := range []string{SettingsPath, UserSettings} {
 		cmds := wiredCommands(t, f, p)
@@ -84,10 +92,8 @@ func TestAllowlistHookWiredFromAgentTools(t *testing.T) {
 
 	// The harness disables the hook by its sandbox_hooks key.
 	h := setup(t)
-	must(t, os.WriteFile(h.boot.AgentFile, []byte(restrictedAgent), 0o644))
 	h.boot.DisabledHooks = []string{"tool_allowlist"}
-	must(t, h.rt.Bootstrap(ctx, h.s, h.boot))
-	must(t, h.rt.BootstrapHooks(ctx, h.s, h.boot))
+	bootRestricted(t, h)
 	cmds := wiredCommands(t, h, SettingsPath)
 	if _, ok := cmds[hooks.ToolAllowlistHook]; ok || cmds["ssrf-pretool"] == "" {
 		t.Errorf("tool_allowlist: false: wired %v", cmds)
@@ -127,9 +133,7 @@ func TestAllowlistBadToolsFailsClosed(t *testing.T) {
 func TestRunRestoresHookSettings(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t)
-	must(t, os.WriteFile(f.boot.AgentFile, []byte(restrictedAgent), 0o644))
-	must(t, f.rt.Bootstrap(ctx, f.s, f.boot))
-	must(t, f.rt.BootstrapHooks(ctx, f.s, f.boot))
+	bootRestricted(t, f)
 	orig := string(f.s.ReadFile(t, SettingsPath))
 	// The agent of an earlier iteration emptied both files.
 	f.s.WriteFile(t, SettingsPath, []byte(`{"hooks":{}}`))

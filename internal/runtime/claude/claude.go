@@ -506,14 +506,7 @@ func readSchema(p string) (string, error) {
 }
 
 func lastLine(bufs ...[]byte) string {
-	for _, b := range bufs {
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			continue
-		}
-		if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-			s = s[i+1:]
-		}
+	if s := runtime.LastLine(bufs...); s != "" {
 		return runtime.Truncate(s)
 	}
 	return "(no stderr)"

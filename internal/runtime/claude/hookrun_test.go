@@ -54,6 +54,36 @@ func preToolHooks(t *testing.T, settings []byte, tool string) []string {
 	return out
 }
 
+// bootTriage runs Bootstrap and BootstrapHooks of the claude runtime in s
+// for triageAgent, whose repository is /sandbox/workspace/demo.
+func bootTriage(t *testing.T, s sandbox.Session) {
+	t.Helper()
+	ctx := context.Background()
+	agent := filepath.Join(t.TempDir(), "triage.md")
+	if err := os.WriteFile(agent, []byte(triageAgent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt := claude.New()
+	boot := runtime.BootstrapInput{AgentName: "triage", AgentFile: agent, RepoDir: "/sandbox/workspace/demo"}
+	if err := rt.Bootstrap(ctx, s, boot); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.BootstrapHooks(ctx, s, boot); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// allowlistHooks keeps the hook commands that run the tool allowlist hook.
+func allowlistHooks(cmds []string) []string {
+	var out []string
+	for _, c := range cmds {
+		if strings.Contains(c, " tool-allowlist-pretool ") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func bashPayload(command string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"session_id": "s1", "transcript_path": "/sandbox/claude-config/projects/x.jsonl", "cwd": "/sandbox/workspace/demo",
@@ -103,22 +133,10 @@ func TestAllowlistHookRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	s := runtimetest.NewSession(t)
 	s.Mount(runtime.FullsendBinary, exe)
 	s.WriteFile(t, "/sandbox/workspace/demo/README.md", []byte("# Demo\n"))
-	agent := filepath.Join(t.TempDir(), "triage.md")
-	if err := os.WriteFile(agent, []byte(triageAgent), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rt := claude.New()
-	boot := runtime.BootstrapInput{AgentName: "triage", AgentFile: agent, RepoDir: "/sandbox/workspace/demo"}
-	if err := rt.Bootstrap(ctx, s, boot); err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.BootstrapHooks(ctx, s, boot); err != nil {
-		t.Fatal(err)
-	}
+	bootTriage(t, s)
 	cmds := preToolHooks(t, s.ReadFile(t, claude.SettingsPath), "Bash")
 	// One process per event runs every PreToolUse hook.
 	if len(cmds) != 1 || !strings.Contains(cmds[0], " hook each bash-risk-pretool ssrf-pretool tool-allowlist-pretool canary-pretool --allow ") {
@@ -135,12 +153,7 @@ func TestAllowlistHookRun(t *testing.T) {
 	}
 	// What a tampered .env.d could export: an empty list (read as "no
 	// restriction") or a wider one. The command line wins.
-	var allow []string
-	for _, c := range cmds {
-		if strings.Contains(c, " tool-allowlist-pretool ") {
-			allow = append(allow, c)
-		}
-	}
+	allow := allowlistHooks(cmds)
 	for _, v := range []string{"", "Bash"} {
 		env := map[string]string{envCLI: "1", "FULLSEND_TOOL_ALLOWLIST": v}
 		if got := decision(t, s, allow, bashPayload("ls /"), env); !strings.Contains(got, `Bash command "ls" is not allowed`) {
@@ -159,38 +172,21 @@ func TestAllowlistHookRun(t *testing.T) {
 func TestRealSandboxAllowlistHook(t *testing.T) {
 	s := runtimetest.LocalSession(t, sandbox.Spec{WorkDir: runtime.WorkspaceDir})
 	ctx := context.Background()
-	host := t.TempDir()
-	agent := filepath.Join(host, "triage.md")
-	if err := os.WriteFile(agent, []byte(triageAgent), 0o644); err != nil {
+	repo := t.TempDir()
+	if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("# Demo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(host, "repo"), 0o755); err != nil {
+	if err := s.Upload(ctx, repo, "/sandbox/workspace/demo"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(host, "repo", "README.md"), []byte("# Demo\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Upload(ctx, filepath.Join(host, "repo"), "/sandbox/workspace/demo"); err != nil {
-		t.Fatal(err)
-	}
-	rt := claude.New()
-	boot := runtime.BootstrapInput{AgentName: "triage", AgentFile: agent, RepoDir: "/sandbox/workspace/demo"}
-	if err := rt.Bootstrap(ctx, s, boot); err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.BootstrapHooks(ctx, s, boot); err != nil {
-		t.Fatal(err)
-	}
+	bootTriage(t, s)
 	res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"cat", claude.SettingsPath}})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("reading settings: %v %s", err, res.Stderr)
 	}
-	var cmds []string // the PreToolUse command (it runs the allowlist hook): each run is a process start
-	for _, c := range preToolHooks(t, res.Stdout, "Bash") {
-		if strings.Contains(c, " tool-allowlist-pretool ") {
-			cmds = append(cmds, c)
-		}
-	}
+	// The PreToolUse command (it runs the allowlist hook): each run is a
+	// process start.
+	cmds := allowlistHooks(preToolHooks(t, res.Stdout, "Bash"))
 	if len(cmds) != 1 {
 		t.Fatalf("allowlist hook commands %q", cmds)
 	}

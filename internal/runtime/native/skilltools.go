@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -13,13 +14,10 @@ import (
 )
 
 func runReadSkillResource(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
-	name, err := argString(args, "skill", true)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	rel, err := argString(args, "path", true)
-	if err != nil {
-		return errorf("%v", err)
+	a := toolArgs{m: args}
+	name, rel := a.str("skill", true), a.str("path", true)
+	if a.err != nil {
+		return errorf("%v", a.err)
 	}
 	s := l.skills.get(name)
 	if s == nil {
@@ -28,7 +26,10 @@ func runReadSkillResource(ctx context.Context, l *loop, _ int, args map[string]a
 	if err := checkResourcePath(rel); err != nil {
 		return errorf("read_skill_resource %s: %v", name, err)
 	}
-	var data []byte
+	var (
+		data []byte
+		err  error
+	)
 	if s.Source == "harness" {
 		data, err = readHostSkillFile(s, rel)
 	} else {
@@ -67,14 +68,7 @@ func runSkillScript(ctx context.Context, l *loop, _ int, args map[string]any) to
 		return errorf("%v", err)
 	}
 	allowed := l.skills.scripts()
-	found := false
-	for _, a := range allowed {
-		if a == entry {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if !slices.Contains(allowed, entry) {
 		return errorf("script %q is not allowlisted; allowed: %s", entry, strings.Join(allowed, ", "))
 	}
 	name, rel, _ := strings.Cut(entry, ":")

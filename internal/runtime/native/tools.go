@@ -186,6 +186,33 @@ func parseArgs(s string) (map[string]any, error) {
 	return m, nil
 }
 
+// toolArgs reads the arguments of a tool taking several: the first bad
+// argument is kept in err (reads after it return zero values), so a tool
+// checks once, after its reads, and reports the same error argString or
+// argInt would have at that argument.
+type toolArgs struct {
+	m   map[string]any
+	err error
+}
+
+func (a *toolArgs) str(key string, required bool) string {
+	if a.err != nil {
+		return ""
+	}
+	s, err := argString(a.m, key, required)
+	a.err = err
+	return s
+}
+
+func (a *toolArgs) int(key string) int {
+	if a.err != nil {
+		return 0
+	}
+	n, err := argInt(a.m, key)
+	a.err = err
+	return n
+}
+
 func argString(args map[string]any, key string, required bool) (string, error) {
 	v, ok := args[key]
 	if !ok || v == nil {
@@ -266,13 +293,10 @@ const envPrelude = `set -a; [ -f /sandbox/workspace/.env ] && . /sandbox/workspa
 `
 
 func runBash(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
-	cmd, err := argString(args, "command", true)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	secs, err := argInt(args, "timeout_seconds")
-	if err != nil {
-		return errorf("%v", err)
+	a := toolArgs{m: args}
+	cmd, secs := a.str("command", true), a.int("timeout_seconds")
+	if a.err != nil {
+		return errorf("%v", a.err)
 	}
 	timeout := DefaultBashTimeout
 	if secs > 0 {
@@ -351,17 +375,10 @@ func firstLine(b []byte, def string) string {
 }
 
 func runReadFile(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
-	p, err := argString(args, "path", true)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	off, err := argInt(args, "offset")
-	if err != nil {
-		return errorf("%v", err)
-	}
-	lim, err := argInt(args, "limit")
-	if err != nil {
-		return errorf("%v", err)
+	a := toolArgs{m: args}
+	p, off, lim := a.str("path", true), a.int("offset"), a.int("limit")
+	if a.err != nil {
+		return errorf("%v", a.err)
 	}
 	data, err := l.readSandboxFile(ctx, p, MaxReadBytes)
 	if err != nil {
@@ -390,13 +407,10 @@ func runReadFile(ctx context.Context, l *loop, _ int, args map[string]any) toolR
 }
 
 func runWriteFile(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
-	p, err := argString(args, "path", true)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	content, err := argString(args, "content", true)
-	if err != nil {
-		return errorf("%v", err)
+	a := toolArgs{m: args}
+	p, content := a.str("path", true), a.str("content", true)
+	if a.err != nil {
+		return errorf("%v", a.err)
 	}
 	if err := l.writeSandboxFile(ctx, p, []byte(content)); err != nil {
 		return errorf("write_file %s: %v", p, err)
@@ -405,17 +419,10 @@ func runWriteFile(ctx context.Context, l *loop, _ int, args map[string]any) tool
 }
 
 func runEditFile(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
-	p, err := argString(args, "path", true)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	oldS, err := argString(args, "old_string", true)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	newS, err := argString(args, "new_string", true)
-	if err != nil {
-		return errorf("%v", err)
+	a := toolArgs{m: args}
+	p, oldS, newS := a.str("path", true), a.str("old_string", true), a.str("new_string", true)
+	if a.err != nil {
+		return errorf("%v", a.err)
 	}
 	if oldS == "" {
 		return errorf("edit_file %s: old_string is empty; use write_file to create a file", p)

@@ -447,20 +447,14 @@ func (x *execution) runExec(ctx context.Context, id, op string, e ExecOp) (strin
 
 // tail returns the last line of the first non-empty buffer, for error text.
 func tail(bufs ...[]byte) string {
-	for _, b := range bufs {
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			continue
-		}
-		if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-			s = s[i+1:]
-		}
-		if len(s) > 300 {
-			s = s[:300] + "…"
-		}
-		return s
+	s := runtime.LastLine(bufs...)
+	if s == "" {
+		return "(no output)"
 	}
-	return "(no output)"
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }
 
 func (x *execution) expect(ctx context.Context, id, op string, e ExpectOp) (string, string, error) {
