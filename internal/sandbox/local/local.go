@@ -24,6 +24,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/capture"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 // Name of the backend.
@@ -128,7 +129,8 @@ func (b *Backend) Provision(ctx context.Context, spec sandbox.Spec) (sandbox.Ses
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProvisionTimeout)
 	defer cancel()
-	s := &session{id: randomID(), spec: spec, limits: spec.Limits.Resolved(), backend: b, waiters: map[uint64]chan guest.Message{}}
+	s := &session{id: randomID(), spec: spec, limits: spec.Limits.Resolved(), backend: b, waiters: map[uint64]chan guest.Message{},
+		initStderr: syncbuf.Buffer{Max: 64 << 10}}
 	s.hostUID, s.hostGID = agentHostID()
 	if err := s.start(ctx); err != nil {
 		s.Terminate(context.Background())
@@ -146,7 +148,7 @@ type session struct {
 	hostUID, hostGID int
 	cg               *cgroupSet
 	cmd              *exec.Cmd
-	initStderr       bytes.Buffer
+	initStderr       syncbuf.Buffer // the init's stderr, the first 64 KiB
 	initCtl          *net.UnixConn
 	super            *net.UnixConn
 	proxy            *egress.Proxy
@@ -258,7 +260,7 @@ func (s *session) startInit() error {
 	cmd := exec.Command("/proc/self/exe", "fullsend-sandbox-init")
 	cmd.Env = append([]string{guest.EnvRole + "=init"}, guest.RaceEnv()...)
 	cmd.ExtraFiles = []*os.File{initChild, superChild}
-	cmd.Stderr = &lockedWriter{w: &s.initStderr}
+	cmd.Stderr = &s.initStderr
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC |
@@ -374,7 +376,7 @@ func (s *session) await(ctx context.Context, c *net.UnixConn, who string) ([]*os
 		if r.err != nil {
 			msg = r.err.Error()
 		}
-		if e := strings.TrimSpace(s.stderrText()); e != "" {
+		if e := strings.TrimSpace(s.initStderr.String()); e != "" {
 			msg += ": " + e
 		}
 		return nil, fmt.Errorf("local sandbox: %s: %s", who, msg)
@@ -414,27 +416,6 @@ func (s *session) awaitInit(ctx context.Context, proxy bool) error {
 	s.proxy = p
 	go p.Serve(ln)
 	return nil
-}
-
-func (s *session) stderrText() string {
-	lw := s.cmd.Stderr.(*lockedWriter)
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return s.initStderr.String()
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if b, ok := l.w.(*bytes.Buffer); ok && b.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return l.w.Write(p)
 }
 
 // dispatch routes supervisor replies to their waiters.
