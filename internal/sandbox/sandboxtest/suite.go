@@ -81,14 +81,22 @@ func (s *suite) provision(t *testing.T, spec sandbox.Spec) sandbox.Session {
 	return provisionOn(t, b, spec)
 }
 
-func provisionOn(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Session {
+// within runs op with a context that ends after 60 seconds (or when op
+// returns); an error fails the test as "what: error".
+func within[T any](t *testing.T, what string, op func(ctx context.Context) (T, error)) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ss, err := b.Provision(ctx, spec)
+	v, err := op(ctx)
 	if err != nil {
-		t.Fatalf("provision: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
+	return v
+}
+
+func provisionOn(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Session {
+	t.Helper()
+	ss := within(t, "provision", func(ctx context.Context) (sandbox.Session, error) { return b.Provision(ctx, spec) })
 	t.Cleanup(func() {
 		if err := ss.Terminate(context.Background()); err != nil {
 			t.Errorf("terminate: %v", err)
@@ -99,13 +107,7 @@ func provisionOn(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Ses
 
 func run(t *testing.T, ss sandbox.Session, r sandbox.ExecRequest) sandbox.ExecResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	res, err := ss.Exec(ctx, r)
-	if err != nil {
-		t.Fatalf("exec %q: %v", r.Args, err)
-	}
-	return res
+	return within(t, fmt.Sprintf("exec %q", r.Args), func(ctx context.Context) (sandbox.ExecResult, error) { return ss.Exec(ctx, r) })
 }
 
 func sh(t *testing.T, ss sandbox.Session, script string) sandbox.ExecResult {
