@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
 // Cgroup layout of a session (see doc.go, "Limits"):
@@ -425,7 +426,7 @@ func (cs *cgroupSet) openHomes() ([]*os.File, error) {
 	for _, d := range cs.homes() {
 		f, err := os.OpenFile(filepath.Join(d, "cgroup.procs"), os.O_WRONLY, 0)
 		if err != nil {
-			closeAll(fs)
+			guest.CloseAll(fs)
 			return nil, fmt.Errorf("cgroup %s: %w", d, err)
 		}
 		fs = append(fs, f)

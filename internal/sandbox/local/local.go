@@ -215,7 +215,7 @@ func (s *session) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("local sandbox: %w", err)
 	}
-	defer closeAll(home)
+	defer guest.CloseAll(home)
 	if err := s.startInit(); err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func (s *session) sendConfig(home []*os.File) (*guest.InitConfig, error) {
 		sup.ProxyPort = guest.ProxyPort
 	}
 	var files []*os.File
-	defer func() { closeAll(files) }()
+	defer func() { guest.CloseAll(files) }()
 	addFile := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
 	root := os.Geteuid() == 0
 	idm := &idmapper{initPid: s.cmd.Process.Pid, hostUID: s.hostUID, hostGID: s.hostGID}
@@ -371,7 +371,7 @@ func (s *session) await(ctx context.Context, c *net.UnixConn, who string) ([]*os
 		return nil, fmt.Errorf("local sandbox: provision: %w", ctx.Err())
 	}
 	if r.err != nil || r.m.Op != "ready" {
-		closeAll(r.files)
+		guest.CloseAll(r.files)
 		msg := r.m.Err
 		if r.err != nil {
 			msg = r.err.Error()
@@ -392,11 +392,11 @@ func (s *session) awaitInit(ctx context.Context, proxy bool) error {
 		return err
 	}
 	if !proxy {
-		closeAll(files)
+		guest.CloseAll(files)
 		return nil
 	}
 	if len(files) != 1 {
-		closeAll(files)
+		guest.CloseAll(files)
 		return fmt.Errorf("local sandbox: init sent no proxy endpoint")
 	}
 	ln, err := net.FileListener(files[0])
@@ -422,7 +422,7 @@ func (s *session) awaitInit(ctx context.Context, proxy bool) error {
 func (s *session) dispatch() {
 	for {
 		m, files, err := recv(s.super)
-		closeAll(files)
+		guest.CloseAll(files)
 		if err != nil {
 			s.mu.Lock()
 			s.dead = fmt.Errorf("local sandbox %s: supervisor gone", s.id)
@@ -533,10 +533,10 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 	}
 	inR, inW, outR, outW, errR, errW := p[0], p[1], p[2], p[3], p[4], p[5]
 	id, ch, err := s.request(guest.Message{Op: "exec", Args: r.Args, Env: s.env(r.Env), Cwd: cwd, TimeoutNS: int64(timeout)}, append([]*os.File{inR, outW, errW}, eg.procs...)...)
-	closeAll([]*os.File{inR, outW, errW})
+	guest.CloseAll([]*os.File{inR, outW, errW})
 	eg.closeFiles()
 	if err != nil {
-		closeAll([]*os.File{inW, outR, errR})
+		guest.CloseAll([]*os.File{inW, outR, errR})
 		return sandbox.ExecResult{}, err
 	}
 	go func() {
@@ -603,7 +603,7 @@ func stdioPipes() ([]*os.File, error) {
 	for i := 0; i < 3; i++ {
 		r, w, err := os.Pipe()
 		if err != nil {
-			closeAll(p)
+			guest.CloseAll(p)
 			return nil, err
 		}
 		p = append(p, r, w)
