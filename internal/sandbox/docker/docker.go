@@ -489,14 +489,12 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 // ops is the session's view for package execops: commands go through run
 // and an Exec reports the container's OOM kills.
 func (s *session) ops() execops.Ops {
-	return execops.Ops{
-		Name: "docker sandbox " + s.id, Run: s.run,
-		WallTime: s.spec.Limits.WallTime, OutputBytes: s.limits.OutputBytes,
-		OOMKills: s.oomKills,
-		Extract: func(parent, _ string) []string {
-			return []string{"sh", "-c", `mkdir -p "$1" && tar -x -f - -C "$1"`, "upload", parent}
-		},
-	}
+	return execops.Ops{Name: "docker sandbox " + s.id, Run: s.run, Limits: s.limits, OOMKills: s.oomKills, Extract: extractCmd}
+}
+
+// extractCmd extracts an upload's tar stream under parent.
+func extractCmd(parent, _ string) []string {
+	return []string{"sh", "-c", `mkdir -p "$1" && tar -x -f - -C "$1"`, "upload", parent}
 }
 
 // oomKills counts the OOM kills of the container's memory cgroup, read

@@ -129,13 +129,13 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 
 // ops is the session's view for package execops: commands go through run.
 func (s *session) ops() execops.Ops {
-	return execops.Ops{
-		Name: "kubernetes sandbox " + s.id, Run: s.run,
-		WallTime: s.spec.Limits.WallTime, OutputBytes: s.limits.OutputBytes,
-		Extract: func(parent, base string) []string {
-			return []string{"sh", "-c", `mkdir -p "$1" && rm -rf "$1/$2" && tar -x -f - -C "$1"`, "upload", parent, base}
-		},
-	}
+	return execops.Ops{Name: "kubernetes sandbox " + s.id, Run: s.run, Limits: s.limits, Extract: extractCmd}
+}
+
+// extractCmd extracts an upload's tar stream under parent, replacing
+// parent/base.
+func extractCmd(parent, base string) []string {
+	return []string{"sh", "-c", `mkdir -p "$1" && rm -rf "$1/$2" && tar -x -f - -C "$1"`, "upload", parent, base}
 }
 
 // Upload implements sandbox.Session: a tar stream (regular files and

@@ -24,10 +24,12 @@ type Run func(ctx context.Context, args []string, env map[string]string, cwd str
 
 // Ops is one session's view for the helpers.
 type Ops struct {
-	Name        string        // "docker sandbox ID": the prefix of every error
-	Run         Run           // runs a command in the session
-	WallTime    time.Duration // Spec.Limits.WallTime: an Exec's timeout when the request has none
-	OutputBytes int64         // the resolved Limits.OutputBytes
+	Name string // "docker sandbox ID": the prefix of every error
+	Run  Run    // runs a command in the session
+	// Limits are the session's limits, resolved: WallTime is an Exec's
+	// timeout when the request has none, OutputBytes bounds Exec's output
+	// and Download.
+	Limits sandbox.Limits
 	// OOMKills, if set, counts the sandbox's OOM kills so far; Exec sets
 	// ExecResult.OOMKilled when it grew during the command.
 	OOMKills func() int64
@@ -47,11 +49,11 @@ func (o Ops) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResul
 	}
 	timeout := r.Timeout
 	if timeout == 0 {
-		timeout = o.WallTime
+		timeout = o.Limits.WallTime
 	}
 	// stdout and stderr share the output budget; past it the command dies
 	// (the copy stops, which Run treats as a reason to kill the command).
-	budget := capture.New(o.OutputBytes, nil)
+	budget := capture.New(o.Limits.OutputBytes, nil)
 	var oomBefore int64
 	if o.OOMKills != nil {
 		oomBefore = o.OOMKills()
@@ -59,7 +61,7 @@ func (o Ops) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResul
 	code, timedOut, err := o.Run(ctx, r.Args, r.Env, r.Cwd, timeout, in, budget.Writer(&stdout, r.Stdout), budget.Writer(&stderr, r.Stderr))
 	res := sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code, TimedOut: timedOut}
 	if len(r.Args) > 0 && budget.Exceeded() && ctx.Err() == nil {
-		return res, fmt.Errorf("%s: %w", o.Name, sandbox.OutputLimitError("exec "+r.Args[0], o.OutputBytes))
+		return res, fmt.Errorf("%s: %w", o.Name, sandbox.OutputLimitError("exec "+r.Args[0], o.Limits.OutputBytes))
 	}
 	if o.OOMKills != nil {
 		res.OOMKilled = o.OOMKills() > oomBefore
@@ -91,21 +93,21 @@ func (o Ops) Upload(ctx context.Context, hostPath, sandboxPath string) error {
 
 // Download implements sandbox.Session.Download: `tar -c` in the sandbox,
 // extracted on the host by archive.ReceiveTar (staged, symlinks and
-// special files skipped, refused past o.OutputBytes).
+// special files skipped, refused past o.Limits.OutputBytes).
 func (o Ops) Download(ctx context.Context, sandboxPath, hostPath string) error {
 	if err := sandbox.CheckPath(sandboxPath); err != nil {
 		return err
 	}
 	sandboxPath = path.Clean(sandboxPath)
 	parent, base := path.Split(sandboxPath)
-	err := archive.ReceiveTar(hostPath, o.OutputBytes, func(w io.Writer) (int, string, error) {
+	err := archive.ReceiveTar(hostPath, o.Limits.OutputBytes, func(w io.Writer) (int, string, error) {
 		var stderr bytes.Buffer
 		code, _, err := o.Run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, w, &stderr)
 		return code, strings.TrimSpace(stderr.String()), err
 	})
 	what := "download " + sandboxPath
 	if errors.Is(err, archive.ErrTooLarge) {
-		return fmt.Errorf("%s: %w", o.Name, sandbox.OutputLimitError(what, o.OutputBytes))
+		return fmt.Errorf("%s: %w", o.Name, sandbox.OutputLimitError(what, o.Limits.OutputBytes))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", o.Name, what, err)

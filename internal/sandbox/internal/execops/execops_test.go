@@ -57,7 +57,7 @@ func TestExecStdinAndTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fake{}
-			o := Ops{Name: "test sandbox x", Run: f.run, WallTime: time.Minute, OutputBytes: 100}
+			o := Ops{Name: "test sandbox x", Run: f.run, Limits: sandbox.Limits{WallTime: time.Minute, OutputBytes: 100}}
 			if _, err := o.Exec(context.Background(), tc.req); err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestExecResult(t *testing.T) {
 		return 3, true, nil
 	}}
 	kills := int64(0)
-	o := Ops{Name: "test sandbox x", Run: f.run, OutputBytes: 100, OOMKills: func() int64 { kills++; return kills }}
+	o := Ops{Name: "test sandbox x", Run: f.run, Limits: sandbox.Limits{OutputBytes: 100}, OOMKills: func() int64 { kills++; return kills }}
 	env := map[string]string{"A": "1"}
 	res, err := o.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"x"}, Env: env, Cwd: "/w", Stdout: &live})
 	if err != nil {
@@ -102,7 +102,7 @@ func TestExecResult(t *testing.T) {
 func TestExecRunError(t *testing.T) {
 	boom := errors.New("boom")
 	f := &fake{do: func(io.Writer, io.Writer) (int, bool, error) { return 0, false, boom }}
-	o := Ops{Name: "test sandbox x", Run: f.run, OutputBytes: 100}
+	o := Ops{Name: "test sandbox x", Run: f.run, Limits: sandbox.Limits{OutputBytes: 100}}
 	if _, err := o.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"x"}}); err != boom {
 		t.Errorf("err %v, want Run's error as is", err)
 	}
@@ -114,7 +114,7 @@ func TestExecOutputLimit(t *testing.T) {
 		_, err := stderr.Write([]byte("abcdef"))
 		return 137, false, err
 	}}
-	o := Ops{Name: "test sandbox x", Run: f.run, OutputBytes: 10, OOMKills: func() int64 { return int64(len(f.calls)) }}
+	o := Ops{Name: "test sandbox x", Run: f.run, Limits: sandbox.Limits{OutputBytes: 10}, OOMKills: func() int64 { return int64(len(f.calls)) }}
 	res, err := o.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"yes"}})
 	if !errors.Is(err, sandbox.ErrOutputLimit) || !strings.HasPrefix(err.Error(), "test sandbox x: exec yes: ") {
 		t.Fatalf("err %v, want the output limit", err)
@@ -193,7 +193,7 @@ func TestDownload(t *testing.T) {
 		_, err := stdout.Write(stream)
 		return 0, false, err
 	}}
-	o := Ops{Name: "test sandbox x", Run: f.run, OutputBytes: 1 << 20}
+	o := Ops{Name: "test sandbox x", Run: f.run, Limits: sandbox.Limits{OutputBytes: 1 << 20}}
 	dst := filepath.Join(t.TempDir(), "out")
 	if err := o.Download(context.Background(), "/a//base/", dst); err != nil {
 		t.Fatal(err)
@@ -208,12 +208,12 @@ func TestDownload(t *testing.T) {
 	if err := o.Download(context.Background(), "/a/../b", dst); !errors.Is(err, sandbox.ErrInvalidSpec) {
 		t.Errorf("path with ..: %v", err)
 	}
-	o.OutputBytes = 3
+	o.Limits.OutputBytes = 3
 	err := o.Download(context.Background(), "/a/base", filepath.Join(t.TempDir(), "big"))
 	if !errors.Is(err, sandbox.ErrOutputLimit) || !strings.HasPrefix(err.Error(), "test sandbox x: download /a/base: ") {
 		t.Errorf("over the limit: %v", err)
 	}
-	o.OutputBytes = 1 << 20
+	o.Limits.OutputBytes = 1 << 20
 	f.do = func(_, stderr io.Writer) (int, bool, error) {
 		stderr.Write([]byte(" gone \n"))
 		return 2, false, nil
