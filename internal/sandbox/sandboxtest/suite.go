@@ -5,6 +5,7 @@ package sandboxtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -589,6 +590,15 @@ func (s *suite) uploadDownload(t *testing.T) {
 	}
 	if err := ss.Download(ctx, "/nonexistent", filepath.Join(t.TempDir(), "x")); err == nil {
 		t.Errorf("download of a missing path succeeded")
+	}
+	// Sandbox paths are checked like a Spec's.
+	for _, p := range []string{"sandbox/in", "/sandbox/../etc"} {
+		if err := ss.Upload(ctx, src, p); !errors.Is(err, sandbox.ErrInvalidSpec) {
+			t.Errorf("upload to %q: %v, want ErrInvalidSpec", p, err)
+		}
+		if err := ss.Download(ctx, p, filepath.Join(t.TempDir(), "x")); !errors.Is(err, sandbox.ErrInvalidSpec) {
+			t.Errorf("download of %q: %v, want ErrInvalidSpec", p, err)
+		}
 	}
 }
 
