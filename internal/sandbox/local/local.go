@@ -629,17 +629,8 @@ func (s *session) diedErr(what string) error {
 // Upload implements sandbox.Session: the tree is extracted inside the
 // sandbox by an archive helper with the agent's permissions and rules.
 func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) error {
-	if err := sandbox.CheckPath(sandboxPath); err != nil {
-		return err
-	}
-	pr, pw, err := os.Pipe()
+	pw, ch, err := s.pipeRequest("untar", sandboxPath, true)
 	if err != nil {
-		return err
-	}
-	_, ch, err := s.request(guest.Message{Op: "untar", Path: sandboxPath}, pr)
-	pr.Close()
-	if err != nil {
-		pw.Close()
 		return err
 	}
 	werr := archive.Write(pw, hostPath)
@@ -660,17 +651,8 @@ func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) erro
 // sandbox by an archive helper with the agent's permissions and extracted
 // on the host into a staging directory, bounded by Limits.OutputBytes.
 func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
-	if err := sandbox.CheckPath(sandboxPath); err != nil {
-		return err
-	}
-	pr, pw, err := os.Pipe()
+	pr, ch, err := s.pipeRequest("tar", sandboxPath, false)
 	if err != nil {
-		return err
-	}
-	_, ch, err := s.request(guest.Message{Op: "tar", Path: sandboxPath}, pw)
-	pw.Close()
-	if err != nil {
-		pr.Close()
 		return err
 	}
 	xerr := archive.ExtractStaged(pr, hostPath, s.limits.OutputBytes)
@@ -688,6 +670,30 @@ func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) er
 		return fmt.Errorf("local sandbox %s: %s: %w", s.id, what, xerr)
 	}
 	return ctx.Err()
+}
+
+// pipeRequest asks the supervisor for op on sandboxPath (checked first)
+// with one end of a new pipe, the read end when guestReads, and returns
+// the other end and the reply channel.
+func (s *session) pipeRequest(op, sandboxPath string, guestReads bool) (*os.File, chan guest.Message, error) {
+	if err := sandbox.CheckPath(sandboxPath); err != nil {
+		return nil, nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	theirs, ours := pw, pr
+	if guestReads {
+		theirs, ours = pr, pw
+	}
+	_, ch, err := s.request(guest.Message{Op: op, Path: sandboxPath}, theirs)
+	theirs.Close()
+	if err != nil {
+		ours.Close()
+		return nil, nil, err
+	}
+	return ours, ch, nil
 }
 
 func waitReply(ctx context.Context, ch chan guest.Message) (guest.Message, bool) {
