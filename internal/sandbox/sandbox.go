@@ -72,25 +72,21 @@ const (
 // Resolved returns l with every zero field except WallTime replaced by its
 // default.
 func (l Limits) Resolved() Limits {
-	if l.MemoryBytes == 0 {
-		l.MemoryBytes = DefaultMemoryBytes
-	}
-	if l.Pids == 0 {
-		l.Pids = DefaultPids
-	}
-	if l.CPUs == 0 {
-		l.CPUs = DefaultCPUs
-	}
-	if l.TmpBytes == 0 {
-		l.TmpBytes = DefaultTmpBytes
-	}
-	if l.WorkspaceBytes == 0 {
-		l.WorkspaceBytes = DefaultWorkspaceBytes
-	}
-	if l.OutputBytes == 0 {
-		l.OutputBytes = DefaultOutputBytes
-	}
+	orDefault(&l.MemoryBytes, DefaultMemoryBytes)
+	orDefault(&l.Pids, DefaultPids)
+	orDefault(&l.CPUs, DefaultCPUs)
+	orDefault(&l.TmpBytes, DefaultTmpBytes)
+	orDefault(&l.WorkspaceBytes, DefaultWorkspaceBytes)
+	orDefault(&l.OutputBytes, DefaultOutputBytes)
 	return l
+}
+
+// orDefault replaces a zero *v by def.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 // ErrOutputLimit is wrapped by the error of a Download that would copy more

@@ -30,3 +30,17 @@ func TestConcurrentWrites(t *testing.T) {
 		t.Fatalf("got %d bytes, want %d", len(got), 800*5)
 	}
 }
+
+// TestMax: a bounded buffer keeps whole writes until it holds more than
+// Max bytes, then drops the rest while reporting them written.
+func TestMax(t *testing.T) {
+	b := syncbuf.Buffer{Max: 4}
+	for _, w := range []string{"abc", "de", "fg", "h"} {
+		if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w, n, err)
+		}
+	}
+	if got := b.String(); got != "abcde" {
+		t.Errorf("kept %q, want %q", got, "abcde")
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -28,8 +27,8 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/capture"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/execops"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/watch"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
@@ -484,28 +483,18 @@ func (s *session) killTree(execID, pidFile string) {
 
 // Exec implements sandbox.Session.
 func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	var stdout, stderr bytes.Buffer
-	var in io.Reader
-	if len(r.Stdin) > 0 {
-		in = bytes.NewReader(r.Stdin)
-	} else if r.StdinReader != nil {
-		in = r.StdinReader
-	}
-	timeout := r.Timeout
-	if timeout == 0 {
-		timeout = s.spec.Limits.WallTime
-	}
-	// stdout and stderr share the output budget; past it the command dies
-	// (the copy stops, which run treats as a reason to kill the tree).
-	budget := capture.New(s.limits.OutputBytes, nil)
-	oomBefore := s.oomKills()
-	code, timedOut, err := s.run(ctx, r.Args, r.Env, r.Cwd, timeout, in, budget.Writer(&stdout, r.Stdout), budget.Writer(&stderr, r.Stderr))
-	res := sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code, TimedOut: timedOut}
-	if len(r.Args) > 0 && budget.Exceeded() && ctx.Err() == nil {
-		return res, fmt.Errorf("docker sandbox %s: %w", s.id, sandbox.OutputLimitError("exec "+r.Args[0], s.limits.OutputBytes))
-	}
-	res.OOMKilled = s.oomKills() > oomBefore
-	return res, err
+	return s.ops().Exec(ctx, r)
+}
+
+// ops is the session's view for package execops: commands go through run
+// and an Exec reports the container's OOM kills.
+func (s *session) ops() execops.Ops {
+	return execops.Ops{Name: "docker sandbox " + s.id, Run: s.run, Limits: s.limits, OOMKills: s.oomKills, Extract: extractCmd}
+}
+
+// extractCmd extracts an upload's tar stream under parent.
+func extractCmd(parent, _ string) []string {
+	return []string{"sh", "-c", `mkdir -p "$1" && tar -x -f - -C "$1"`, "upload", parent}
 }
 
 // oomKills counts the OOM kills of the container's memory cgroup, read
@@ -684,23 +673,7 @@ func (s *session) exec(ctx context.Context, cmd, env []string, user, cwd string,
 // Upload implements sandbox.Session: "tar -x" runs in the sandbox as the
 // exec user, so the sandbox's permissions (read-only mounts) apply.
 func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) error {
-	if err := sandbox.CheckPath(sandboxPath); err != nil {
-		return err
-	}
-	sandboxPath = path.Clean(sandboxPath)
-	parent, base := path.Split(sandboxPath)
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(archive.WriteNamed(pw, hostPath, base)) }()
-	var stderr bytes.Buffer
-	code, _, err := s.run(ctx, []string{"sh", "-c", `mkdir -p "$1" && tar -x -f - -C "$1"`, "upload", parent}, nil, "/", 0, pr, io.Discard, &stderr)
-	pr.Close()
-	if err == nil && code != 0 {
-		err = fmt.Errorf("tar exit %d: %s", code, strings.TrimSpace(stderr.String()))
-	}
-	if err != nil {
-		return fmt.Errorf("docker sandbox %s: upload to %s: %w", s.id, sandboxPath, err)
-	}
-	return nil
+	return s.ops().Upload(ctx, hostPath, sandboxPath)
 }
 
 // Download implements sandbox.Session ("tar -c" in the sandbox; works for
@@ -708,24 +681,7 @@ func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) erro
 // extracted into a staging directory beside hostPath, bounded by
 // Limits.OutputBytes.
 func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
-	if err := sandbox.CheckPath(sandboxPath); err != nil {
-		return err
-	}
-	sandboxPath = path.Clean(sandboxPath)
-	parent, base := path.Split(sandboxPath)
-	err := archive.ReceiveTar(hostPath, s.limits.OutputBytes, func(w io.Writer) (int, string, error) {
-		var stderr bytes.Buffer
-		code, _, err := s.run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, w, &stderr)
-		return code, strings.TrimSpace(stderr.String()), err
-	})
-	what := "download " + sandboxPath
-	if errors.Is(err, archive.ErrTooLarge) {
-		return fmt.Errorf("docker sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
-	}
-	if err != nil {
-		return fmt.Errorf("docker sandbox %s: %s: %w", s.id, what, err)
-	}
-	return nil
+	return s.ops().Download(ctx, sandboxPath, hostPath)
 }
 
 // Terminate implements sandbox.Session.

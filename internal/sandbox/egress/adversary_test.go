@@ -32,7 +32,7 @@ func TestCheckAdversarial(t *testing.T) {
 	}
 	long := strings.Repeat("a.", 130) + "example.com"
 	r[long] = []netip.Addr{netip.MustParseAddr("93.184.216.34")}
-	p, err := egress.New(egress.Config{
+	expectChecks(t, egress.Config{
 		Allow: []string{"meta.test", "meta6.test", "oracle.test", "teredo.test", "*.example.com", "169.254.169.254",
 			"2130706433", "2606:4700::1111", "fe80::1"},
 		// An operator exempting link-local and ULA ranges still never
@@ -40,11 +40,7 @@ func TestCheckAdversarial(t *testing.T) {
 		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("fc00::/7"),
 			netip.MustParsePrefix("fe80::/10")},
 		Resolver: r,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	expectChecks(t, p, []checkCase{
+	}, []checkCase{
 		{"meta.test", 80, "metadata"},
 		{"meta6.test", 443, "metadata"},
 		{"169.254.169.254", 80, "metadata"},

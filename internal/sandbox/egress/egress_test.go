@@ -29,16 +29,12 @@ var res = fetchtest.Hosts{
 }
 
 func TestCheck(t *testing.T) {
-	p, err := egress.New(egress.Config{
+	expectChecks(t, egress.Config{
 		Allow:                  []string{"api.github.com", "*.example.com:8443", "*.example.com", "local.test:9000", "corp.test:443"},
 		Services:               []string{"127.0.0.1:7777"},
 		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")},
 		Resolver:               res,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	expectChecks(t, p, []checkCase{
+	}, []checkCase{
 		{"api.github.com", 443, ""},
 		{"API.GITHUB.COM.", 80, ""},
 		{"api.github.com", 22, "not in the sandbox allowlist"},
@@ -65,10 +61,15 @@ type checkCase struct {
 	deny string
 }
 
-// expectChecks runs Check for every case: an allowed case must pass, a
-// denied one must fail with a *egress.Denial containing deny.
-func expectChecks(t *testing.T, p *egress.Proxy, cases []checkCase) {
+// expectChecks runs Check, on a proxy made from cfg, for every case: an
+// allowed case must pass, a denied one must fail with a *egress.Denial
+// containing deny.
+func expectChecks(t *testing.T, cfg egress.Config, cases []checkCase) {
 	t.Helper()
+	p, err := egress.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
 		_, err := p.Check(context.Background(), c.host, c.port)
 		if c.deny == "" {

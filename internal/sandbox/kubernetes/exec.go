@@ -1,20 +1,18 @@
 package kubernetes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/capture"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/execops"
 )
 
 // Executor runs cmd in the sandbox container of Pod ns/pod through the
@@ -126,68 +124,29 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 
 // Exec implements sandbox.Session.
 func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	var stdout, stderr bytes.Buffer
-	var in io.Reader
-	if len(r.Stdin) > 0 {
-		in = bytes.NewReader(r.Stdin)
-	} else if r.StdinReader != nil {
-		in = r.StdinReader
-	}
-	timeout := r.Timeout
-	if timeout == 0 {
-		timeout = s.spec.Limits.WallTime
-	}
-	budget := capture.New(s.limits.OutputBytes, nil)
-	code, timedOut, err := s.run(ctx, r.Args, r.Env, r.Cwd, timeout, in, budget.Writer(&stdout, r.Stdout), budget.Writer(&stderr, r.Stderr))
-	res := sandbox.ExecResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code, TimedOut: timedOut}
-	if len(r.Args) > 0 && budget.Exceeded() && ctx.Err() == nil {
-		return res, fmt.Errorf("kubernetes sandbox %s: %w", s.id, sandbox.OutputLimitError("exec "+r.Args[0], s.limits.OutputBytes))
-	}
-	return res, err
+	return s.ops().Exec(ctx, r)
+}
+
+// ops is the session's view for package execops: commands go through run.
+func (s *session) ops() execops.Ops {
+	return execops.Ops{Name: "kubernetes sandbox " + s.id, Run: s.run, Limits: s.limits, Extract: extractCmd}
+}
+
+// extractCmd extracts an upload's tar stream under parent, replacing
+// parent/base.
+func extractCmd(parent, base string) []string {
+	return []string{"sh", "-c", `mkdir -p "$1" && rm -rf "$1/$2" && tar -x -f - -C "$1"`, "upload", parent, base}
 }
 
 // Upload implements sandbox.Session: a tar stream (regular files and
 // directories only, package archive) into `tar -x` in the Pod.
 func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) error {
-	if err := sandbox.CheckPath(sandboxPath); err != nil {
-		return err
-	}
-	sandboxPath = path.Clean(sandboxPath)
-	parent, base := path.Split(sandboxPath)
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(archive.WriteNamed(pw, hostPath, base)) }()
-	var stderr bytes.Buffer
-	code, _, err := s.run(ctx, []string{"sh", "-c", `mkdir -p "$1" && rm -rf "$1/$2" && tar -x -f - -C "$1"`, "upload", parent, base}, nil, "/", 0, pr, io.Discard, &stderr)
-	pr.Close()
-	if err == nil && code != 0 {
-		err = fmt.Errorf("tar exit %d: %s", code, strings.TrimSpace(stderr.String()))
-	}
-	if err != nil {
-		return fmt.Errorf("kubernetes sandbox %s: upload to %s: %w", s.id, sandboxPath, err)
-	}
-	return nil
+	return s.ops().Upload(ctx, hostPath, sandboxPath)
 }
 
 // Download implements sandbox.Session: `tar -c` in the Pod, extracted on
 // the host by package archive (staged, symlinks and special files skipped,
 // refused past OutputBytes).
 func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
-	if err := sandbox.CheckPath(sandboxPath); err != nil {
-		return err
-	}
-	sandboxPath = path.Clean(sandboxPath)
-	parent, base := path.Split(sandboxPath)
-	err := archive.ReceiveTar(hostPath, s.limits.OutputBytes, func(w io.Writer) (int, string, error) {
-		var stderr bytes.Buffer
-		code, _, err := s.run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, w, &stderr)
-		return code, strings.TrimSpace(stderr.String()), err
-	})
-	what := "download " + sandboxPath
-	if errors.Is(err, archive.ErrTooLarge) {
-		return fmt.Errorf("kubernetes sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
-	}
-	if err != nil {
-		return fmt.Errorf("kubernetes sandbox %s: %s: %w", s.id, what, err)
-	}
-	return nil
+	return s.ops().Download(ctx, sandboxPath, hostPath)
 }

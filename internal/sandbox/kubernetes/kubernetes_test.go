@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -142,81 +143,79 @@ func countObjects(t *testing.T, cs *fake.Clientset) (pods, nps int) {
 	return len(p.Items), len(n.Items)
 }
 
+// What a failed Provision may leave in the namespace.
+const (
+	leftAny     = iota // not checked (listing may be refused)
+	leftNothing        // no Pod, no NetworkPolicy
+	leftNoPod          // no Pod
+)
+
 func TestProvisionErrors(t *testing.T) {
 	ctx := context.Background()
-	t.Run("image pull", func(t *testing.T) {
-		cs := fake.NewClientset()
-		readyOnCreate(cs, "ErrImagePull")
-		_, err := newTestBackend(t, cs, time.Now()).Provision(ctx, sandbox.Spec{})
-		if err == nil || !strings.Contains(err.Error(), "container sandbox: ErrImagePull: pull access denied") {
-			t.Fatalf("Provision = %v", err)
+	refuse := func(verb, resource string, gr schema.GroupResource, why string) func(*fake.Clientset) {
+		return func(cs *fake.Clientset) {
+			cs.PrependReactor(verb, resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(gr, "", errors.New(why))
+			})
 		}
-		if p, n := countObjects(t, cs); p+n != 0 {
-			t.Errorf("left %d Pods, %d NetworkPolicies", p, n)
-		}
-	})
-	t.Run("pod failed", func(t *testing.T) {
-		cs := fake.NewClientset()
-		cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-			a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded"}
-			return false, nil, nil
+	}
+	for _, tc := range []struct {
+		name    string
+		setup   func(cs *fake.Clientset)
+		timeout time.Duration // of the Provision call; 0 = none
+		want    []string      // in the error
+		left    int
+		note    string // after the leftNothing complaint
+	}{
+		{name: "image pull", setup: func(cs *fake.Clientset) { readyOnCreate(cs, "ErrImagePull") },
+			want: []string{"container sandbox: ErrImagePull: pull access denied"}, left: leftNothing},
+		{name: "pod failed", setup: func(cs *fake.Clientset) {
+			cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded"}
+				return false, nil, nil
+			})
+		}, want: []string{"Failed before it ran: DeadlineExceeded"}, left: leftNothing},
+		{name: "create refused", setup: refuse("create", "pods", corev1.Resource("pods"), "violates PodSecurity"),
+			want: []string{"create Pod fullsend-runs/fullsend-", "violates PodSecurity"}, left: leftNothing,
+			note: " (the policy must go with the failed Pod)"},
+		{name: "policy refused", setup: refuse("create", "networkpolicies", networkingv1.Resource("networkpolicies"), "RBAC"),
+			want: []string{"create NetworkPolicy"}, left: leftNoPod},
+		{name: "list refused", setup: refuse("list", "pods", corev1.Resource("pods"), "RBAC"),
+			want: []string{"list Pods in fullsend-runs"}},
+		// Pods stay Pending.
+		{name: "not ready in time", timeout: 50 * time.Millisecond, want: []string{"not running"}, left: leftNothing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset()
+			if tc.setup != nil {
+				tc.setup(cs)
+			}
+			b := newTestBackend(t, cs, time.Now())
+			cctx, cancel := ctx, context.CancelFunc(func() {})
+			if tc.timeout > 0 {
+				cctx, cancel = context.WithTimeout(ctx, tc.timeout)
+			}
+			defer cancel()
+			_, err := b.Provision(cctx, sandbox.Spec{})
+			if err == nil {
+				t.Fatalf("Provision = %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("Provision = %v", err)
+				}
+			}
+			if tc.left == leftAny {
+				return
+			}
+			switch p, n := countObjects(t, cs); {
+			case tc.left == leftNothing && p+n != 0:
+				t.Errorf("left %d Pods, %d NetworkPolicies%s", p, n, tc.note)
+			case tc.left == leftNoPod && p != 0:
+				t.Error("a Pod was created without its NetworkPolicy")
+			}
 		})
-		_, err := newTestBackend(t, cs, time.Now()).Provision(ctx, sandbox.Spec{})
-		if err == nil || !strings.Contains(err.Error(), "Failed before it ran: DeadlineExceeded") {
-			t.Fatalf("Provision = %v", err)
-		}
-		if p, n := countObjects(t, cs); p+n != 0 {
-			t.Errorf("left %d Pods, %d NetworkPolicies", p, n)
-		}
-	})
-	t.Run("create refused", func(t *testing.T) {
-		cs := fake.NewClientset()
-		cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("violates PodSecurity"))
-		})
-		_, err := newTestBackend(t, cs, time.Now()).Provision(ctx, sandbox.Spec{})
-		if err == nil || !strings.Contains(err.Error(), "create Pod fullsend-runs/fullsend-") || !strings.Contains(err.Error(), "violates PodSecurity") {
-			t.Fatalf("Provision = %v", err)
-		}
-		if p, n := countObjects(t, cs); p+n != 0 {
-			t.Errorf("left %d Pods, %d NetworkPolicies (the policy must go with the failed Pod)", p, n)
-		}
-	})
-	t.Run("policy refused", func(t *testing.T) {
-		cs := fake.NewClientset()
-		cs.PrependReactor("create", "networkpolicies", func(k8stesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewForbidden(networkingv1.Resource("networkpolicies"), "", errors.New("RBAC"))
-		})
-		_, err := newTestBackend(t, cs, time.Now()).Provision(ctx, sandbox.Spec{})
-		if err == nil || !strings.Contains(err.Error(), "create NetworkPolicy") {
-			t.Fatalf("Provision = %v", err)
-		}
-		if p, _ := countObjects(t, cs); p != 0 {
-			t.Error("a Pod was created without its NetworkPolicy")
-		}
-	})
-	t.Run("list refused", func(t *testing.T) {
-		cs := fake.NewClientset()
-		cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New("RBAC"))
-		})
-		_, err := newTestBackend(t, cs, time.Now()).Provision(ctx, sandbox.Spec{})
-		if err == nil || !strings.Contains(err.Error(), "list Pods in fullsend-runs") {
-			t.Fatalf("Provision = %v", err)
-		}
-	})
-	t.Run("not ready in time", func(t *testing.T) {
-		cs := fake.NewClientset() // Pods stay Pending
-		b := newTestBackend(t, cs, time.Now())
-		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		defer cancel()
-		if _, err := b.Provision(cctx, sandbox.Spec{}); err == nil || !strings.Contains(err.Error(), "not running") {
-			t.Fatalf("Provision = %v", err)
-		}
-		if p, n := countObjects(t, cs); p+n != 0 {
-			t.Errorf("left %d Pods, %d NetworkPolicies", p, n)
-		}
-	})
+	}
 }
 
 func leftover(kind, name string, run string, deadline time.Time, managed bool) runtime.Object {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
 // Cgroup layout of a session (see doc.go, "Limits"):
@@ -324,40 +325,29 @@ func (cs *cgroupSet) setupV2(env cgroupEnv, name string, v cgroupValues) error {
 // bounds the whole session.
 func (cs *cgroupSet) setupV1(env cgroupEnv, name string, v cgroupValues) error {
 	if dir, ok := env.v1["pids"]; ok {
-		sess, err := cs.mkdir(dir, name)
+		_, err := cs.v1Groups(dir, name, func(sess, agent string) error {
+			if err := cgWrite(sess, "pids.max", v.sessionPids); err != nil {
+				return err
+			}
+			return cgWrite(agent, "pids.max", v.pidsMax)
+		})
 		if err != nil {
 			return err
 		}
-		agent, err := cs.mkdir(sess, "agent")
-		if err != nil {
-			return err
-		}
-		if err := cgWrite(sess, "pids.max", v.sessionPids); err != nil {
-			return err
-		}
-		if err := cgWrite(agent, "pids.max", v.pidsMax); err != nil {
-			return err
-		}
-		cs.sessions = append(cs.sessions, sess)
-		cs.agents = append(cs.agents, agent)
 		cs.enforced["pids"] = "cgroup v1 pids.max"
 	}
 	if dir, ok := env.v1["memory"]; ok {
-		sess, err := cs.mkdir(dir, name)
+		agent, err := cs.v1Groups(dir, name, func(_, agent string) error {
+			if err := cgWrite(agent, "memory.limit_in_bytes", v.mem); err != nil {
+				return err
+			}
+			cgWrite(agent, "memory.memsw.limit_in_bytes", v.mem)
+			cgWrite(agent, "memory.swappiness", "0")
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		agent, err := cs.mkdir(sess, "agent")
-		if err != nil {
-			return err
-		}
-		if err := cgWrite(agent, "memory.limit_in_bytes", v.mem); err != nil {
-			return err
-		}
-		cgWrite(agent, "memory.memsw.limit_in_bytes", v.mem)
-		cgWrite(agent, "memory.swappiness", "0")
-		cs.sessions = append(cs.sessions, sess)
-		cs.agents = append(cs.agents, agent)
 		cs.memAgent = agent
 		cs.enforced["memory"] = "cgroup v1 memory.limit_in_bytes"
 	}
@@ -374,6 +364,26 @@ func (cs *cgroupSet) setupV1(env cgroupEnv, name string, v cgroupValues) error {
 		cs.enforced["cpu"] = "cgroup v1 cpu.cfs_quota_us"
 	}
 	return nil
+}
+
+// v1Groups makes the session group name under the v1 hierarchy dir and
+// its agent group, applies set to them and records both; it returns the
+// agent group.
+func (cs *cgroupSet) v1Groups(dir, name string, set func(sess, agent string) error) (string, error) {
+	sess, err := cs.mkdir(dir, name)
+	if err != nil {
+		return "", err
+	}
+	agent, err := cs.mkdir(sess, "agent")
+	if err != nil {
+		return "", err
+	}
+	if err := set(sess, agent); err != nil {
+		return "", err
+	}
+	cs.sessions = append(cs.sessions, sess)
+	cs.agents = append(cs.agents, agent)
+	return agent, nil
 }
 
 // homes are the groups of the sandbox's own processes: the sys group on
@@ -416,7 +426,7 @@ func (cs *cgroupSet) openHomes() ([]*os.File, error) {
 	for _, d := range cs.homes() {
 		f, err := os.OpenFile(filepath.Join(d, "cgroup.procs"), os.O_WRONLY, 0)
 		if err != nil {
-			closeAll(fs)
+			guest.CloseAll(fs)
 			return nil, fmt.Errorf("cgroup %s: %w", d, err)
 		}
 		fs = append(fs, f)

@@ -24,6 +24,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/capture"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
+	"github.com/fullsend-ai/fullsend/internal/syncbuf"
 )
 
 // Name of the backend.
@@ -128,7 +129,8 @@ func (b *Backend) Provision(ctx context.Context, spec sandbox.Spec) (sandbox.Ses
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProvisionTimeout)
 	defer cancel()
-	s := &session{id: randomID(), spec: spec, limits: spec.Limits.Resolved(), backend: b, waiters: map[uint64]chan guest.Message{}}
+	s := &session{id: randomID(), spec: spec, limits: spec.Limits.Resolved(), backend: b, waiters: map[uint64]chan guest.Message{},
+		initStderr: syncbuf.Buffer{Max: 64 << 10}}
 	s.hostUID, s.hostGID = agentHostID()
 	if err := s.start(ctx); err != nil {
 		s.Terminate(context.Background())
@@ -146,7 +148,7 @@ type session struct {
 	hostUID, hostGID int
 	cg               *cgroupSet
 	cmd              *exec.Cmd
-	initStderr       bytes.Buffer
+	initStderr       syncbuf.Buffer // the init's stderr, the first 64 KiB
 	initCtl          *net.UnixConn
 	super            *net.UnixConn
 	proxy            *egress.Proxy
@@ -213,7 +215,7 @@ func (s *session) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("local sandbox: %w", err)
 	}
-	defer closeAll(home)
+	defer guest.CloseAll(home)
 	if err := s.startInit(); err != nil {
 		return err
 	}
@@ -258,7 +260,7 @@ func (s *session) startInit() error {
 	cmd := exec.Command("/proc/self/exe", "fullsend-sandbox-init")
 	cmd.Env = append([]string{guest.EnvRole + "=init"}, guest.RaceEnv()...)
 	cmd.ExtraFiles = []*os.File{initChild, superChild}
-	cmd.Stderr = &lockedWriter{w: &s.initStderr}
+	cmd.Stderr = &s.initStderr
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC |
@@ -301,7 +303,7 @@ func (s *session) sendConfig(home []*os.File) (*guest.InitConfig, error) {
 		sup.ProxyPort = guest.ProxyPort
 	}
 	var files []*os.File
-	defer func() { closeAll(files) }()
+	defer func() { guest.CloseAll(files) }()
 	addFile := func(f *os.File) int { files = append(files, f); return len(files) - 1 }
 	root := os.Geteuid() == 0
 	idm := &idmapper{initPid: s.cmd.Process.Pid, hostUID: s.hostUID, hostGID: s.hostGID}
@@ -369,12 +371,12 @@ func (s *session) await(ctx context.Context, c *net.UnixConn, who string) ([]*os
 		return nil, fmt.Errorf("local sandbox: provision: %w", ctx.Err())
 	}
 	if r.err != nil || r.m.Op != "ready" {
-		closeAll(r.files)
+		guest.CloseAll(r.files)
 		msg := r.m.Err
 		if r.err != nil {
 			msg = r.err.Error()
 		}
-		if e := strings.TrimSpace(s.stderrText()); e != "" {
+		if e := strings.TrimSpace(s.initStderr.String()); e != "" {
 			msg += ": " + e
 		}
 		return nil, fmt.Errorf("local sandbox: %s: %s", who, msg)
@@ -390,11 +392,11 @@ func (s *session) awaitInit(ctx context.Context, proxy bool) error {
 		return err
 	}
 	if !proxy {
-		closeAll(files)
+		guest.CloseAll(files)
 		return nil
 	}
 	if len(files) != 1 {
-		closeAll(files)
+		guest.CloseAll(files)
 		return fmt.Errorf("local sandbox: init sent no proxy endpoint")
 	}
 	ln, err := net.FileListener(files[0])
@@ -416,32 +418,11 @@ func (s *session) awaitInit(ctx context.Context, proxy bool) error {
 	return nil
 }
 
-func (s *session) stderrText() string {
-	lw := s.cmd.Stderr.(*lockedWriter)
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return s.initStderr.String()
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if b, ok := l.w.(*bytes.Buffer); ok && b.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return l.w.Write(p)
-}
-
 // dispatch routes supervisor replies to their waiters.
 func (s *session) dispatch() {
 	for {
 		m, files, err := recv(s.super)
-		closeAll(files)
+		guest.CloseAll(files)
 		if err != nil {
 			s.mu.Lock()
 			s.dead = fmt.Errorf("local sandbox %s: supervisor gone", s.id)
@@ -552,10 +533,10 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 	}
 	inR, inW, outR, outW, errR, errW := p[0], p[1], p[2], p[3], p[4], p[5]
 	id, ch, err := s.request(guest.Message{Op: "exec", Args: r.Args, Env: s.env(r.Env), Cwd: cwd, TimeoutNS: int64(timeout)}, append([]*os.File{inR, outW, errW}, eg.procs...)...)
-	closeAll([]*os.File{inR, outW, errW})
+	guest.CloseAll([]*os.File{inR, outW, errW})
 	eg.closeFiles()
 	if err != nil {
-		closeAll([]*os.File{inW, outR, errR})
+		guest.CloseAll([]*os.File{inW, outR, errR})
 		return sandbox.ExecResult{}, err
 	}
 	go func() {
@@ -622,7 +603,7 @@ func stdioPipes() ([]*os.File, error) {
 	for i := 0; i < 3; i++ {
 		r, w, err := os.Pipe()
 		if err != nil {
-			closeAll(p)
+			guest.CloseAll(p)
 			return nil, err
 		}
 		p = append(p, r, w)
@@ -648,17 +629,8 @@ func (s *session) diedErr(what string) error {
 // Upload implements sandbox.Session: the tree is extracted inside the
 // sandbox by an archive helper with the agent's permissions and rules.
 func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) error {
-	if err := sandbox.CheckPath(sandboxPath); err != nil {
-		return err
-	}
-	pr, pw, err := os.Pipe()
+	pw, ch, err := s.pipeRequest("untar", sandboxPath, true)
 	if err != nil {
-		return err
-	}
-	_, ch, err := s.request(guest.Message{Op: "untar", Path: sandboxPath}, pr)
-	pr.Close()
-	if err != nil {
-		pw.Close()
 		return err
 	}
 	werr := archive.Write(pw, hostPath)
@@ -679,17 +651,8 @@ func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) erro
 // sandbox by an archive helper with the agent's permissions and extracted
 // on the host into a staging directory, bounded by Limits.OutputBytes.
 func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
-	if err := sandbox.CheckPath(sandboxPath); err != nil {
-		return err
-	}
-	pr, pw, err := os.Pipe()
+	pr, ch, err := s.pipeRequest("tar", sandboxPath, false)
 	if err != nil {
-		return err
-	}
-	_, ch, err := s.request(guest.Message{Op: "tar", Path: sandboxPath}, pw)
-	pw.Close()
-	if err != nil {
-		pr.Close()
 		return err
 	}
 	xerr := archive.ExtractStaged(pr, hostPath, s.limits.OutputBytes)
@@ -707,6 +670,30 @@ func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) er
 		return fmt.Errorf("local sandbox %s: %s: %w", s.id, what, xerr)
 	}
 	return ctx.Err()
+}
+
+// pipeRequest asks the supervisor for op on sandboxPath (checked first)
+// with one end of a new pipe, the read end when guestReads, and returns
+// the other end and the reply channel.
+func (s *session) pipeRequest(op, sandboxPath string, guestReads bool) (*os.File, chan guest.Message, error) {
+	if err := sandbox.CheckPath(sandboxPath); err != nil {
+		return nil, nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	theirs, ours := pw, pr
+	if guestReads {
+		theirs, ours = pr, pw
+	}
+	_, ch, err := s.request(guest.Message{Op: op, Path: sandboxPath}, theirs)
+	theirs.Close()
+	if err != nil {
+		ours.Close()
+		return nil, nil, err
+	}
+	return ours, ch, nil
 }
 
 func waitReply(ctx context.Context, ch chan guest.Message) (guest.Message, bool) {

@@ -21,15 +21,7 @@ func send(c *net.UnixConn, m guest.Message, files ...*os.File) error {
 	if len(b) > guest.MaxMessage {
 		return fmt.Errorf("control message too large (%d bytes)", len(b))
 	}
-	var oob []byte
-	if len(files) > 0 {
-		fds := make([]int, len(files))
-		for i, f := range files {
-			fds[i] = int(f.Fd())
-		}
-		oob = unix.UnixRights(fds...)
-	}
-	_, _, err = c.WriteMsgUnix(b, oob, nil)
+	_, _, err = c.WriteMsgUnix(b, guest.Rights(files), nil)
 	return err
 }
 
@@ -40,25 +32,7 @@ func recv(c *net.UnixConn) (guest.Message, []*os.File, error) {
 	if err != nil {
 		return guest.Message{}, nil, err
 	}
-	files := guest.ParseRights(oob[:oobn])
-	if n == 0 {
-		closeAll(files)
-		return guest.Message{}, nil, fmt.Errorf("control channel closed")
-	}
-	var m guest.Message
-	if err := json.Unmarshal(buf[:n], &m); err != nil {
-		closeAll(files)
-		return guest.Message{}, nil, fmt.Errorf("bad control message: %w", err)
-	}
-	return m, files, nil
-}
-
-func closeAll(fs []*os.File) {
-	for _, f := range fs {
-		if f != nil {
-			f.Close()
-		}
-	}
+	return guest.Decode(buf[:n], oob[:oobn])
 }
 
 // socketPair returns a connected SOCK_SEQPACKET pair: the first end as a

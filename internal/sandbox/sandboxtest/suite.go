@@ -5,6 +5,7 @@ package sandboxtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -81,14 +82,22 @@ func (s *suite) provision(t *testing.T, spec sandbox.Spec) sandbox.Session {
 	return provisionOn(t, b, spec)
 }
 
-func provisionOn(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Session {
+// within runs op with a context that ends after 60 seconds (or when op
+// returns); an error fails the test as "what: error".
+func within[T any](t *testing.T, what string, op func(ctx context.Context) (T, error)) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ss, err := b.Provision(ctx, spec)
+	v, err := op(ctx)
 	if err != nil {
-		t.Fatalf("provision: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
+	return v
+}
+
+func provisionOn(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Session {
+	t.Helper()
+	ss := within(t, "provision", func(ctx context.Context) (sandbox.Session, error) { return b.Provision(ctx, spec) })
 	t.Cleanup(func() {
 		if err := ss.Terminate(context.Background()); err != nil {
 			t.Errorf("terminate: %v", err)
@@ -99,13 +108,7 @@ func provisionOn(t *testing.T, b sandbox.Backend, spec sandbox.Spec) sandbox.Ses
 
 func run(t *testing.T, ss sandbox.Session, r sandbox.ExecRequest) sandbox.ExecResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	res, err := ss.Exec(ctx, r)
-	if err != nil {
-		t.Fatalf("exec %q: %v", r.Args, err)
-	}
-	return res
+	return within(t, fmt.Sprintf("exec %q", r.Args), func(ctx context.Context) (sandbox.ExecResult, error) { return ss.Exec(ctx, r) })
 }
 
 func sh(t *testing.T, ss sandbox.Session, script string) sandbox.ExecResult {
@@ -587,6 +590,15 @@ func (s *suite) uploadDownload(t *testing.T) {
 	}
 	if err := ss.Download(ctx, "/nonexistent", filepath.Join(t.TempDir(), "x")); err == nil {
 		t.Errorf("download of a missing path succeeded")
+	}
+	// Sandbox paths are checked like a Spec's.
+	for _, p := range []string{"sandbox/in", "/sandbox/../etc"} {
+		if err := ss.Upload(ctx, src, p); !errors.Is(err, sandbox.ErrInvalidSpec) {
+			t.Errorf("upload to %q: %v, want ErrInvalidSpec", p, err)
+		}
+		if err := ss.Download(ctx, p, filepath.Join(t.TempDir(), "x")); !errors.Is(err, sandbox.ErrInvalidSpec) {
+			t.Errorf("download of %q: %v, want ErrInvalidSpec", p, err)
+		}
 	}
 }
 

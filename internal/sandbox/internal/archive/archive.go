@@ -235,31 +235,17 @@ func commit(src, dst string) error {
 func WriteNamed(w io.Writer, hostPath, base string) error {
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(Write(pw, hostPath)) }()
-	tr := tar.NewReader(pr)
-	tw := tar.NewWriter(w)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return tw.Close()
+	err := rename(tar.NewReader(pr), w, func(name string) string {
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "."), "/")
+		if name == "" {
+			return base
 		}
-		if err != nil {
-			pr.CloseWithError(err)
-			return err
-		}
-		name := strings.TrimPrefix(strings.TrimPrefix(h.Name, "."), "/")
-		h.Name = base
-		if name != "" {
-			h.Name = base + "/" + name
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			pr.CloseWithError(err)
-			return err
-		}
-		if _, err := io.Copy(tw, tr); err != nil {
-			pr.CloseWithError(err)
-			return err
-		}
+		return base + "/" + name
+	})
+	if err != nil {
+		pr.CloseWithError(err)
 	}
+	return err
 }
 
 // ReceiveTar extracts at hostPath (with ExtractStaged: staged, bounded by
@@ -302,6 +288,17 @@ func ReceiveTar(hostPath string, limit int64, produce func(w io.Writer) (exit in
 // rootToDot renames the stream's root entry to "." (and its children to
 // "./…"), the form ExtractStaged expects.
 func rootToDot(tr *tar.Reader, w io.Writer) error {
+	return rename(tr, w, func(name string) string {
+		n := strings.TrimPrefix(strings.TrimSuffix(name, "/"), "./")
+		if i := strings.IndexByte(n, '/'); i >= 0 {
+			return "./" + n[i+1:]
+		}
+		return "."
+	})
+}
+
+// rename copies the tar stream tr to w with every entry renamed by newName.
+func rename(tr *tar.Reader, w io.Writer, newName func(name string) string) error {
 	tw := tar.NewWriter(w)
 	for {
 		h, err := tr.Next()
@@ -311,12 +308,7 @@ func rootToDot(tr *tar.Reader, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		n := strings.TrimPrefix(strings.TrimSuffix(h.Name, "/"), "./")
-		if i := strings.IndexByte(n, '/'); i >= 0 {
-			h.Name = "./" + n[i+1:]
-		} else {
-			h.Name = "."
-		}
+		h.Name = newName(h.Name)
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}

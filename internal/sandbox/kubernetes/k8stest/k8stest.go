@@ -181,6 +181,42 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// decodeBody reads the request's JSON object into v; a body that is not
+// one is answered 400 (and false returned).
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		status(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		return false
+	}
+	return true
+}
+
+// listReply answers a list request with the list that wrap makes of the
+// matching objects of m in ns (an unparsable selector is a 400).
+func listReply[T any, PT interface {
+	*T
+	GetLabels() map[string]string
+}](s *Server, w http.ResponseWriter, r *http.Request, m map[string]PT, ns string, wrap func([]T) any) {
+	items, err := listed(s, r, m, ns)
+	if err != nil {
+		status(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, wrap(items))
+}
+
+// getReply answers a get of m[key]; notFound is the 404 message.
+func getReply[PT any](s *Server, w http.ResponseWriter, m map[string]PT, key, notFound string) {
+	s.mu.Lock()
+	p, ok := m[key]
+	s.mu.Unlock()
+	if !ok {
+		status(w, http.StatusNotFound, metav1.StatusReasonNotFound, notFound)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
 // listed returns the objects of m in namespace ns whose labels match the
 // request's labelSelector (an unparsable selector is the error).
 func listed[T any, PT interface {
@@ -207,8 +243,7 @@ func (s *Server) pod(w http.ResponseWriter, r *http.Request, ns, name string) {
 	switch {
 	case r.Method == http.MethodPost && name == "":
 		var p corev1.Pod
-		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
-			status(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		if !decodeBody(w, r, &p) {
 			return
 		}
 		p.Namespace = ns
@@ -238,21 +273,11 @@ func (s *Server) pod(w http.ResponseWriter, r *http.Request, ns, name string) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusCreated, &p)
 	case r.Method == http.MethodGet && name == "":
-		items, err := listed(s, r, s.pods, ns)
-		if err != nil {
-			status(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
-			return
-		}
-		writeJSON(w, http.StatusOK, &corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: items})
+		listReply(s, w, r, s.pods, ns, func(items []corev1.Pod) any {
+			return &corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: items}
+		})
 	case r.Method == http.MethodGet:
-		s.mu.Lock()
-		p, ok := s.pods[key]
-		s.mu.Unlock()
-		if !ok {
-			status(w, http.StatusNotFound, metav1.StatusReasonNotFound, `pods "`+name+`" not found`)
-			return
-		}
-		writeJSON(w, http.StatusOK, p)
+		getReply(s, w, s.pods, key, `pods "`+name+`" not found`)
 	case r.Method == http.MethodDelete && name != "":
 		s.mu.Lock()
 		p, ok := s.pods[key]
@@ -278,8 +303,7 @@ func (s *Server) np(w http.ResponseWriter, r *http.Request, ns, name string) {
 	switch {
 	case r.Method == http.MethodPost && name == "":
 		var p networkingv1.NetworkPolicy
-		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
-			status(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
+		if !decodeBody(w, r, &p) {
 			return
 		}
 		p.Namespace = ns
@@ -288,22 +312,12 @@ func (s *Server) np(w http.ResponseWriter, r *http.Request, ns, name string) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusCreated, &p)
 	case r.Method == http.MethodGet && name == "":
-		items, err := listed(s, r, s.nps, ns)
-		if err != nil {
-			status(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error())
-			return
-		}
-		writeJSON(w, http.StatusOK, &networkingv1.NetworkPolicyList{
-			TypeMeta: metav1.TypeMeta{Kind: "NetworkPolicyList", APIVersion: "networking.k8s.io/v1"}, Items: items})
+		listReply(s, w, r, s.nps, ns, func(items []networkingv1.NetworkPolicy) any {
+			return &networkingv1.NetworkPolicyList{
+				TypeMeta: metav1.TypeMeta{Kind: "NetworkPolicyList", APIVersion: "networking.k8s.io/v1"}, Items: items}
+		})
 	case r.Method == http.MethodGet:
-		s.mu.Lock()
-		p, ok := s.nps[key]
-		s.mu.Unlock()
-		if !ok {
-			status(w, http.StatusNotFound, metav1.StatusReasonNotFound, `networkpolicies.networking.k8s.io "`+name+`" not found`)
-			return
-		}
-		writeJSON(w, http.StatusOK, p)
+		getReply(s, w, s.nps, key, `networkpolicies.networking.k8s.io "`+name+`" not found`)
 	case r.Method == http.MethodDelete && name != "":
 		s.mu.Lock()
 		p, ok := s.nps[key]

@@ -90,17 +90,9 @@ func (c *conn) send(m Message, files ...*os.File) error {
 	if err != nil {
 		return err
 	}
-	var oob []byte
-	if len(files) > 0 {
-		fds := make([]int, len(files))
-		for i, f := range files {
-			fds[i] = int(f.Fd())
-		}
-		oob = unix.UnixRights(fds...)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return unix.Sendmsg(c.fd, b, oob, nil, 0)
+	return unix.Sendmsg(c.fd, b, Rights(files), nil, 0)
 }
 
 func (c *conn) recv() (Message, []*os.File, error) {
@@ -117,13 +109,33 @@ func (c *conn) recv() (Message, []*os.File, error) {
 	if err != nil {
 		return Message{}, nil, err
 	}
-	files := ParseRights(oob[:oobn])
-	if n == 0 {
+	return Decode(buf[:n], oob[:oobn])
+}
+
+// Rights is the control message that attaches files to a packet
+// (SCM_RIGHTS); nil when there are none.
+func Rights(files []*os.File) []byte {
+	if len(files) == 0 {
+		return nil
+	}
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	return unix.UnixRights(fds...)
+}
+
+// Decode is the Message in one received packet and the files its control
+// data oob carried. An empty packet means the peer closed the channel. On
+// an error the files are closed.
+func Decode(packet, oob []byte) (Message, []*os.File, error) {
+	files := ParseRights(oob)
+	if len(packet) == 0 {
 		CloseAll(files)
 		return Message{}, nil, fmt.Errorf("control channel closed")
 	}
 	var m Message
-	if err := json.Unmarshal(buf[:n], &m); err != nil {
+	if err := json.Unmarshal(packet, &m); err != nil {
 		CloseAll(files)
 		return Message{}, nil, fmt.Errorf("bad control message: %w", err)
 	}
