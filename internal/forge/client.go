@@ -186,6 +186,29 @@ type file struct {
 	size int64  // as listed (only used to fail early)
 }
 
+// addEntry applies the entry-kind rules of a recursive tree listing to one
+// entry of type typ and mode below the requested directory (f.rel is its
+// path there): a directory adds nothing, a regular or executable file is
+// appended to files, and a submodule, a symbolic link, any other kind or a
+// listing of more than MaxTreeFiles files refuses the whole listing.
+func addEntry(files []file, typ, mode string, f file) ([]file, error) {
+	switch {
+	case typ == "tree":
+	case typ == "commit" || mode == "160000":
+		return nil, fmt.Errorf("%w: %s", ErrSubmodule, f.rel)
+	case mode == "120000":
+		return nil, fmt.Errorf("%w: %s", ErrSymlink, f.rel)
+	case typ == "blob" && (mode == "100644" || mode == "100755"):
+		files = append(files, f)
+	default:
+		return nil, fmt.Errorf("%s: unsupported tree entry (type %q, mode %q)", f.rel, typ, mode)
+	}
+	if len(files) > MaxTreeFiles {
+		return nil, fmt.Errorf("%w: more than %d files", ErrTooMany, MaxTreeFiles)
+	}
+	return files, nil
+}
+
 // checkListing applies the path, count and size rules to a listing before
 // anything is downloaded.
 func (c *Client) checkListing(files []file) error {
