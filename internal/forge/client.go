@@ -481,18 +481,4 @@ func isSHA1(s string) bool {
 // queryEscape encodes a query value: everything but unreserved characters
 // and "/" is %XX (so "+", "&", "=" survive form decoding), which is also the
 // form ref.Canonicalize keeps.
-func queryEscape(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '/' || c == '-' || c == '.' || c == '_' || c == '~' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
-}
+func queryEscape(s string) string { return percentEncode(s, "/-._~") }
