@@ -3,11 +3,11 @@ package fetchsvc_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 )
@@ -95,13 +95,7 @@ func TestClientUsesSandboxProxy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go p.Serve(l)
-		t.Cleanup(func() { p.Close() })
-		return "http://" + l.Addr().String()
+		return "http://" + fetchtest.Serve(t, p)
 	}
 	env := s.SandboxEnv("")
 	env["NO_PROXY"], env["no_proxy"] = "localhost,127.0.0.1,::1", "localhost,127.0.0.1,::1"

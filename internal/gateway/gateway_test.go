@@ -52,13 +52,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go g.Serve(l)
-	t.Cleanup(func() { g.Close() })
-	e.addr = l.Addr().String()
+	e.addr = fetchtest.Serve(t, g)
 	return e
 }
 
