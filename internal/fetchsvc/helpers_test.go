@@ -185,6 +185,16 @@ func (a answer) want(t testing.TB, status int, code string) {
 	}
 }
 
+// wantMessage checks that the error message names each of parts.
+func (a answer) wantMessage(t testing.TB, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(a.err.Error.Message, p) {
+			t.Errorf("message %q lacks %q", a.err.Error.Message, p)
+		}
+	}
+}
+
 // sandboxFile reads a file of the fake sandbox ("" when missing).
 func (w *world) sandboxFile(p string) (string, bool) {
 	b, err := os.ReadFile(w.sess.HostPath(p))

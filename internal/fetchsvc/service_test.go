@@ -82,9 +82,7 @@ func TestOutsidePrefixRejected(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a := fetchURL(t, s, pin(u, d))
 			a.want(t, http.StatusForbidden, fetchsvc.CodeNotAllowed)
-			if !strings.Contains(a.err.Error.Message, "allowed_remote_resources") {
-				t.Errorf("message %q does not name the allowlist", a.err.Error.Message)
-			}
+			a.wantMessage(t, "allowed_remote_resources")
 		})
 	}
 	if w.srv.RequestCount() != 0 || s.Service().Used() != 0 || len(w.auditEntries()) != 0 || w.netCalls.Load() != 0 {
@@ -100,9 +98,7 @@ func TestMissingHashRejected(t *testing.T) {
 	s := w.start(w.options())
 	a := fetchURL(t, s, w.tree("skills/lint"))
 	a.want(t, http.StatusForbidden, fetchsvc.CodeMissingHash)
-	if !strings.Contains(a.err.Error.Message, "#sha256=") {
-		t.Errorf("message %q", a.err.Error.Message)
-	}
+	a.wantMessage(t, "#sha256=")
 	// A malformed pin is a bad URL, not a fetch.
 	fetchURL(t, s, w.tree("skills/lint")+"#sha256=abc").want(t, http.StatusBadRequest, fetchsvc.CodeBadURL)
 	if w.srv.RequestCount() != 0 || s.Service().Used() != 0 || exists(w.sess.HostPath("/sandbox/claude-config/skills/lint")) {
@@ -117,11 +113,7 @@ func TestNonForgeRejected(t *testing.T) {
 	s := w.start(w.options())
 	a := fetchURL(t, s, "https://example.test/lib/skills/x#sha256="+strings.Repeat("a", 64))
 	a.want(t, http.StatusForbidden, fetchsvc.CodeNotForge)
-	for _, want := range []string{"https://example.test/lib/skills/x", "not a forge URL", "forge", "directory listing"} {
-		if !strings.Contains(a.err.Error.Message, want) {
-			t.Errorf("message %q lacks %q", a.err.Error.Message, want)
-		}
-	}
+	a.wantMessage(t, "https://example.test/lib/skills/x", "not a forge URL", "forge", "directory listing")
 	if w.netCalls.Load() != 0 || s.Service().Used() != 0 {
 		t.Errorf("network built %d times, used %d", w.netCalls.Load(), s.Service().Used())
 	}
@@ -156,9 +148,7 @@ func TestEleventhFetchFails(t *testing.T) {
 	}
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusTooManyRequests, fetchsvc.CodeBudget)
-	if !strings.Contains(a.err.Error.Message, "max_runtime_fetches (10)") {
-		t.Errorf("message %q", a.err.Error.Message)
-	}
+	a.wantMessage(t, "max_runtime_fetches (10)")
 	if n := len(w.auditEntries()); n != 10 {
 		t.Errorf("%d audit entries, want 10 (the refused 11th is not a fetch)", n)
 	}
@@ -365,9 +355,7 @@ func TestIntegrityAndScan(t *testing.T) {
 	wrong := ref.Digest(strings.Repeat("b", 64))
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), wrong))
 	a.want(t, http.StatusUnprocessableEntity, fetchsvc.CodeHashMismatch)
-	if !strings.Contains(a.err.Error.Message, string(d)) {
-		t.Errorf("message %q does not name the computed hash", a.err.Error.Message)
-	}
+	a.wantMessage(t, string(d))
 	if w.scanner.Calls() != 0 {
 		t.Error("content failing its pin was scanned: verify first, then scan")
 	}
@@ -404,9 +392,7 @@ func TestRealScannerBlocks(t *testing.T) {
 	s := w.start(o)
 	a := fetchURL(t, s, pin(w.tree("skills/bad"), d))
 	a.want(t, http.StatusUnprocessableEntity, fetchsvc.CodeScanBlocked)
-	if !strings.Contains(a.err.Error.Message, "notes.md") {
-		t.Errorf("message %q does not name the file", a.err.Error.Message)
-	}
+	a.wantMessage(t, "notes.md")
 }
 
 // The forge failing is a 502 naming the URL.
@@ -418,9 +404,7 @@ func TestUpstreamFailure(t *testing.T) {
 	w.srv.Fail(forgetest.Fault{Status: http.StatusNotFound})
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusBadGateway, fetchsvc.CodeUpstream)
-	if !strings.Contains(a.err.Error.Message, "skills/lint") {
-		t.Errorf("message %q", a.err.Error.Message)
-	}
+	a.wantMessage(t, "skills/lint")
 }
 
 // A skill's dependencies: are resolved under the same rules (relative to
