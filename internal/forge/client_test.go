@@ -99,6 +99,18 @@ func (fx *fixture) tree(t *testing.T, u string) (map[string][]byte, error) {
 	return fx.client.FetchTree(context.Background(), fx.parse(t, u))
 }
 
+// wantTree fetches the tree at u, which must hold exactly files, and
+// returns what it got.
+func (fx *fixture) wantTree(t *testing.T, u string, files map[string][]byte) map[string][]byte {
+	t.Helper()
+	got, err := fx.tree(t, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, got, files)
+	return got
+}
+
 // countPaths counts logged requests whose path contains s.
 func countPaths(reqs []forgetest.Request, s string) int {
 	n := 0
@@ -138,11 +150,7 @@ func TestGitHubFetchTree(t *testing.T) {
 		srv.TreeURL("acme/skills@"+commit, "skills/rust/"),
 	} {
 		srv.ResetRequests()
-		got, err := fx.tree(t, u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameFiles(t, got, want("skills/rust/", skill))
+		fx.wantTree(t, u, want("skills/rust/", skill))
 		reqs := srv.Requests()
 		// one listing, one request per distinct blob (copy.md shares errors.md's blob)
 		if n := countPaths(reqs, "/git/trees/"); n != 1 {
@@ -158,11 +166,7 @@ func TestGitHubFetchTree(t *testing.T) {
 		}
 	}
 	// The repository root is a tree too.
-	got, err := fx.tree(t, srv.TreeURL("acme/skills@main", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, got, skill)
+	got := fx.wantTree(t, srv.TreeURL("acme/skills@main", ""), skill)
 	// Files and hashes feed the tree hash unchanged.
 	if _, err := cas.TreeHash(got); err != nil {
 		t.Error(err)
@@ -175,11 +179,7 @@ func TestGitHubTruncatedFallback(t *testing.T) {
 	srv := forgetest.NewGitHub(t, forgetest.Repos{"acme/skills@main": skill})
 	srv.SetTruncated(true)
 	fx := newFixture(t, srv, "")
-	got, err := fx.tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, got, want("skills/rust/", skill))
+	fx.wantTree(t, srv.TreeURL("acme/skills@main", "skills/rust"), want("skills/rust/", skill))
 	reqs := srv.Requests()
 	// skills/rust, reference, reference/a, reference/a/b, scripts, unicode
 	if n := countPaths(reqs, "/contents/"); n != 6 {
@@ -190,11 +190,7 @@ func TestGitHubTruncatedFallback(t *testing.T) {
 func TestGitHubBlobsAsJSON(t *testing.T) {
 	srv := forgetest.NewGitHub(t, forgetest.Repos{"acme/skills@main": skill})
 	srv.SetBlobsAsJSON(true)
-	got, err := newFixture(t, srv, "").tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, got, want("skills/rust/", skill))
+	newFixture(t, srv, "").wantTree(t, srv.TreeURL("acme/skills@main", "skills/rust"), want("skills/rust/", skill))
 }
 
 // TestBlobTampered: bytes that do not match the listed git blob id are
@@ -333,11 +329,7 @@ func TestEnterpriseHost(t *testing.T) {
 		t.Fatalf("forge %+v", f)
 	}
 	fx := newFixture(t, srv, "ghe-token-0001")
-	got, err := fx.tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, got, want("skills/rust/", skill))
+	fx.wantTree(t, srv.TreeURL("acme/skills@main", "skills/rust"), want("skills/rust/", skill))
 	b, err := fx.client.FetchFile(context.Background(), fx.parse(t, srv.RawURL("acme/skills@main", "README.md")))
 	if err != nil || string(b) != "repo readme" {
 		t.Fatalf("raw file: %q %v", b, err)
@@ -506,11 +498,7 @@ func TestRateLimitRetry(t *testing.T) {
 			f.Path = "/git/trees/"
 			srv.Fail(f)
 			fx := newFixture(t, srv, "", forge.WithClock(func() time.Time { return now }))
-			got, err := fx.tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameFiles(t, got, want("skills/rust/", skill))
+			fx.wantTree(t, srv.TreeURL("acme/skills@main", "skills/rust"), want("skills/rust/", skill))
 			if s := fx.sleeps.get(); !slices.Equal(s, tc.sleeps) {
 				t.Errorf("waited %v, want %v", s, tc.sleeps)
 			}
