@@ -250,42 +250,46 @@ func (r *resolver) fetchScanStore(ctx context.Context, n *Network, w want) (cas.
 // scanStore scans what download returned (remote policy) and stores it in
 // the cache only when the scan lets it through.
 func (r *resolver) scanStore(ctx context.Context, w want, files map[string][]byte, content []byte) (cas.Entry, int64, error) {
-	var e cas.Entry
 	meta := cas.Metadata{URL: w.url, FetchTime: r.now().UTC()}
 	m := scan.Meta{Path: w.url, Origin: scan.Remote, Kind: scanKind(w.kind)}
-	var size int64
 	if w.typ == cas.TypeDirectory {
-		res, err := r.o.Scanner.ScanFiles(ctx, files, m)
+		if err := r.scan(ctx, w.url, files, m); err != nil {
+			return cas.Entry{}, 0, err
+		}
+		e, err := r.o.Store.PutTree(w.digest, meta, files)
 		if err != nil {
-			return cas.Entry{}, 0, fmt.Errorf("scanning %s: %w", w.url, err)
-		}
-		if err := res.Err(); err != nil {
 			return cas.Entry{}, 0, err
 		}
-		r.notice(res.Notices)
-		if e, err = r.o.Store.PutTree(w.digest, meta, files); err != nil {
-			return cas.Entry{}, 0, err
-		}
+		var size int64
 		for _, b := range files {
 			size += int64(len(b))
 		}
-	} else {
-		dir, name := path.Split(w.url)
-		m.Path = strings.TrimSuffix(dir, "/")
-		res, err := r.o.Scanner.ScanFiles(ctx, map[string][]byte{name: content}, m)
-		if err != nil {
-			return cas.Entry{}, 0, fmt.Errorf("scanning %s: %w", w.url, err)
-		}
-		if err := res.Err(); err != nil {
-			return cas.Entry{}, 0, err
-		}
-		r.notice(res.Notices)
-		if e, err = r.o.Store.PutFile(w.digest, meta, content); err != nil {
-			return cas.Entry{}, 0, err
-		}
-		size = int64(len(content))
+		return e, size, nil
 	}
-	return e, size, nil
+	dir, name := path.Split(w.url)
+	m.Path = strings.TrimSuffix(dir, "/")
+	if err := r.scan(ctx, w.url, map[string][]byte{name: content}, m); err != nil {
+		return cas.Entry{}, 0, err
+	}
+	e, err := r.o.Store.PutFile(w.digest, meta, content)
+	if err != nil {
+		return cas.Entry{}, 0, err
+	}
+	return e, int64(len(content)), nil
+}
+
+// scan runs the scan pipeline over files fetched from url: a finding that
+// blocks is the error, notices are kept for the result.
+func (r *resolver) scan(ctx context.Context, url string, files map[string][]byte, m scan.Meta) error {
+	res, err := r.o.Scanner.ScanFiles(ctx, files, m)
+	if err != nil {
+		return fmt.Errorf("scanning %s: %w", url, err)
+	}
+	if err := res.Err(); err != nil {
+		return err
+	}
+	r.notice(res.Notices)
+	return nil
 }
 
 // download fetches w's bytes and verifies them against the pin: from the
