@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -450,7 +452,7 @@ func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
 		return "", "", nil, fmt.Errorf("%s: %w", p, err)
 	}
 	var list []cas.TreeFile
-	for _, k := range sortedKeys(files) {
+	for _, k := range slices.Sorted(maps.Keys(files)) {
 		list = append(list, cas.TreeFile{Path: k, SHA256: ref.SHA256(files[k]), Size: int64(len(files[k]))})
 	}
 	return d, cas.TypeDirectory, list, nil

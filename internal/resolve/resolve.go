@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -752,7 +753,7 @@ func (r *resolver) readLocal(n *Node) ([]byte, error) {
 			return nil, fmt.Errorf("%s: %w", n.LocalPath, err)
 		}
 		n.Files = n.Files[:0]
-		for _, k := range sortedKeys(files) {
+		for _, k := range slices.Sorted(maps.Keys(files)) {
 			n.Files = append(n.Files, cas.TreeFile{Path: k, SHA256: ref.SHA256(files[k]), Size: int64(len(files[k]))})
 		}
 		content = files["SKILL.md"]
