@@ -100,6 +100,19 @@ func (w *world) start(o fetchsvc.Options) *fetchsvc.Server {
 	return s
 }
 
+// startAllowed starts a service through StartIfAllowed for a harness with
+// the extra lines, attached to the world's session.
+func (w *world) startAllowed(extra string) *fetchsvc.Server {
+	w.t.Helper()
+	s, err := fetchsvc.StartIfAllowed(context.Background(), w.harness(extra), w.options())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { s.Close() })
+	s.Attach(w.sess, nil)
+	return s
+}
+
 // harness parses a harness with the world's allowlist and extra lines.
 func (w *world) harness(extra string) *harness.Harness {
 	w.t.Helper()

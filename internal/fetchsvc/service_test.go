@@ -162,12 +162,7 @@ func TestBudgetConcurrent(t *testing.T) {
 	r := newRepo()
 	d := r.skill(t, "skills/lint", "lint", nil, map[string]string{"a/b/c.txt": "deep\n"})
 	w := newWorld(t, r)
-	s, err := fetchsvc.StartIfAllowed(context.Background(), w.harness("allow_runtime_fetch: true\nmax_runtime_fetches: 7\n"), w.options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	s.Attach(w.sess, nil)
+	s := w.startAllowed("allow_runtime_fetch: true\nmax_runtime_fetches: 7\n")
 	got := concurrentStatuses(t, s, pin(w.tree("skills/lint"), d), n+20)
 	if got[http.StatusOK] != n || got[http.StatusTooManyRequests] != 20 || len(got) != 2 {
 		t.Fatalf("statuses %v, want %d×200 and 20×429", got, n)
