@@ -167,13 +167,7 @@ func TestBudgetConcurrent(t *testing.T) {
 	if got[http.StatusOK] != n || got[http.StatusTooManyRequests] != 20 || len(got) != 2 {
 		t.Fatalf("statuses %v, want %d×200 and 20×429", got, n)
 	}
-	trees := 0
-	for _, rq := range w.srv.Requests() {
-		if strings.Contains(rq.Path, "/git/trees/") {
-			trees++
-		}
-	}
-	if trees != 1 {
+	if trees := w.srv.CountRequests("/git/trees/"); trees != 1 {
 		t.Errorf("%d tree listings, want 1 (one acquisition per hash)", trees)
 	}
 	if s.Service().Used() != n {

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 
@@ -81,17 +80,6 @@ func (w *world) opts() Options {
 			return NewNetwork(w.cfg, w.srv.Getenv(""), w.srv.Reach), nil
 		},
 	}
-}
-
-// requests counts the server's requests whose path contains sub.
-func (w *world) requests(sub string) int {
-	n := 0
-	for _, r := range w.srv.Requests() {
-		if strings.Contains(r.Path, sub) {
-			n++
-		}
-	}
-	return n
 }
 
 // writeDir writes files under a fresh temp dir and returns it.

@@ -467,6 +467,18 @@ func (s *Server) SetPageSize(n int) { s.pageSize.Store(int64(n)) }
 // private repository ("" = no token needed).
 func (s *Server) RequireToken(token string) { s.token.Store(&token) }
 
+// CountRequests counts the logged requests whose escaped path contains
+// sub.
+func (s *Server) CountRequests(sub string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if strings.Contains(r.Path, sub) {
+			n++
+		}
+	}
+	return n
+}
+
 // ---- request handling ----
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
