@@ -91,20 +91,20 @@ func (w *world) options() fetchsvc.Options {
 // start starts a service with o, attached to the world's session.
 func (w *world) start(o fetchsvc.Options) *fetchsvc.Server {
 	w.t.Helper()
-	s, err := fetchsvc.Start(context.Background(), o)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(func() { s.Close() })
-	s.Attach(w.sess, nil)
-	return s
+	return w.attach(fetchsvc.Start(context.Background(), o))
 }
 
 // startAllowed starts a service through StartIfAllowed for a harness with
 // the extra lines, attached to the world's session.
 func (w *world) startAllowed(extra string) *fetchsvc.Server {
 	w.t.Helper()
-	s, err := fetchsvc.StartIfAllowed(context.Background(), w.harness(extra), w.options())
+	return w.attach(fetchsvc.StartIfAllowed(context.Background(), w.harness(extra), w.options()))
+}
+
+// attach fails the test on err, or attaches s to the world's session and
+// closes it when the test ends.
+func (w *world) attach(s *fetchsvc.Server, err error) *fetchsvc.Server {
+	w.t.Helper()
 	if err != nil {
 		w.t.Fatal(err)
 	}
