@@ -18,6 +18,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge"
+	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/openflag"
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -456,6 +457,24 @@ func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
 		list = append(list, cas.TreeFile{Path: k, SHA256: ref.SHA256(files[k]), Size: int64(len(files[k]))})
 	}
 	return d, cas.TypeDirectory, list, nil
+}
+
+// readHarness reads the harness file rf from its cache entry e, checks
+// that the bytes read still hash to rf's pin (name says what changed if
+// not) and parses them.
+func (r *resolver) readHarness(e cas.Entry, rf ref.Ref, name string) ([]byte, *harness.Harness, error) {
+	b, err := r.readEntry(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ref.SHA256(b) != rf.Digest {
+		return nil, nil, fmt.Errorf("%s: cache entry changed while being read", name)
+	}
+	h, err := harness.Parse(rf.URL, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, h, nil
 }
 
 // readEntry reads the content of a file entry that Get has just verified.

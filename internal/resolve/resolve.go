@@ -427,14 +427,7 @@ func (r *resolver) fetchBase(ctx context.Context, rf ref.Ref) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := r.readEntry(e)
-	if err != nil {
-		return nil, err
-	}
-	if ref.SHA256(b) != rf.Digest {
-		return nil, fmt.Errorf("%s: cache entry changed while being read", rf.URL)
-	}
-	bh, err := harness.Parse(rf.URL, b)
+	b, bh, err := r.readHarness(e, rf, rf.URL)
 	if err != nil {
 		return nil, err
 	}
