@@ -1,6 +1,10 @@
 package resolve
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
@@ -33,5 +37,25 @@ func TestReadHarnessRehashes(t *testing.T) {
 	want := "harness " + rf.URL + ": cache entry changed while being read"
 	if _, h, err := r.readHarness(e, rf, "harness "+rf.URL); err == nil || err.Error() != want || h != nil {
 		t.Fatalf("readHarness with another pin = %+v, %v; want error %q", h, err, want)
+	}
+}
+
+// TestRemoteSkillWithoutSKILLmd: a fetched skill directory must hold a
+// SKILL.md (its frontmatter lists the dependencies).
+func TestRemoteSkillWithoutSKILLmd(t *testing.T) {
+	r := newRepo()
+	w := newWorld(t, r)
+	r.file("skills/nomd/notes.md", "notes\n")
+	agent := r.file("agents/a.md", "agent\n")
+	w.srv.AddRepo(w.key, r.Files)
+	d, err := cas.TreeHash(map[string][]byte{"notes.md": []byte("notes\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeDir(t, map[string]string{"harness/h.yaml": fmt.Sprintf("agent: %s\nskills:\n  - %s\nallowed_remote_resources: [%s]\n",
+		pin(w.blob("agents/a.md"), agent), pin(w.tree("skills/nomd"), d), w.prefix())})
+	_, err = Resolve(context.Background(), filepath.Join(dir, "harness/h.yaml"), w.opts())
+	if err == nil || !strings.Contains(err.Error(), "skill directory without SKILL.md") {
+		t.Fatalf("Resolve = %v, want a skill directory without SKILL.md", err)
 	}
 }

@@ -823,18 +823,20 @@ func (r *resolver) children(n *Node, local []byte) ([]childRef, error) {
 		}
 		return local, nil
 	}
+	readFrontmatter := func(p, name string) (*frontmatter.Frontmatter, error) {
+		data, err := read(p)
+		if err != nil {
+			return nil, err
+		}
+		return frontmatter.Parse(name, data)
+	}
 	var out []childRef
 	switch {
 	case n.Kind == "skill" && n.Type == cas.TypeDirectory:
-		p := filepath.Join(n.LocalPath, "SKILL.md")
-		data, err := read(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("skill directory without SKILL.md")
-			}
-			return nil, err
+		fm, err := readFrontmatter(filepath.Join(n.LocalPath, "SKILL.md"), n.label()+"/SKILL.md")
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("skill directory without SKILL.md")
 		}
-		fm, err := frontmatter.Parse(n.label()+"/SKILL.md", data)
 		if err != nil {
 			return nil, err
 		}
@@ -842,11 +844,7 @@ func (r *resolver) children(n *Node, local []byte) ([]childRef, error) {
 			out = append(out, childRef{field: fmt.Sprintf("dependencies[%d]", i), raw: d, kind: "skill"})
 		}
 	case n.Kind == "agent":
-		data, err := read(n.LocalPath)
-		if err != nil {
-			return nil, err
-		}
-		fm, err := frontmatter.Parse(n.label(), data)
+		fm, err := readFrontmatter(n.LocalPath, n.label())
 		if err != nil {
 			return nil, err
 		}
