@@ -86,6 +86,14 @@ func (w *world) opts() Options {
 func writeDir(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// writeFiles writes files (slash-separated paths relative to dir, parent
+// directories made as needed) under dir.
+func writeFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
 	keys := make([]string, 0, len(files))
 	for k := range files {
 		keys = append(keys, k)
@@ -100,7 +108,6 @@ func writeDir(t testing.TB, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 func nodeByURL(g *Graph, u string) *Node {
