@@ -412,6 +412,34 @@ func (r *resolver) notice(ns []string) {
 	}
 }
 
+// readTree reads the regular files below dir, keyed by their
+// slash-separated path relative to dir (other kinds are skipped).
+func readTree(dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(fp string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(fp)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, fp)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
 // hashLocal hashes a local file or directory (regular files only; the
 // tree hash of package cas) and lists a directory's files.
 func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
@@ -426,25 +454,7 @@ func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
 		}
 		return ref.SHA256(b), cas.TypeFile, nil, nil
 	}
-	files := map[string][]byte{}
-	err = filepath.WalkDir(p, func(fp string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(fp)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(p, fp)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = b
-		return nil
-	})
+	files, err := readTree(p)
 	if err != nil {
 		return "", "", nil, err
 	}
