@@ -82,6 +82,18 @@ func (w *world) opts() Options {
 	}
 }
 
+// rustWorld is a world whose repository holds the skill skills/rust (with
+// a script) and the agent agents/a.md; it returns their digests.
+func rustWorld(t testing.TB) (w *world, skill, agent ref.Digest) {
+	t.Helper()
+	r := newRepo()
+	w = newWorld(t, r)
+	skill = r.skill(t, "skills/rust", nil, map[string]string{"scripts/check.sh": "cargo check"})
+	agent = r.file("agents/a.md", "agent\n")
+	w.srv.AddRepo(w.key, r.Files)
+	return w, skill, agent
+}
+
 // writeDir writes files under a fresh temp dir and returns it.
 func writeDir(t testing.TB, files map[string]string) string {
 	t.Helper()

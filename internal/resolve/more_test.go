@@ -20,11 +20,7 @@ import (
 // TestRealFullsendPinForms: raw.githubusercontent-style file URLs and
 // tree skill URLs, as real fullsend writes them, resolve unchanged.
 func TestRealFullsendPinForms(t *testing.T) {
-	r := newRepo()
-	w := newWorld(t, r)
-	s := r.skill(t, "skills/rust", nil, map[string]string{"scripts/check.sh": "cargo check"})
-	agent := r.file("agents/a.md", "agent\n")
-	w.srv.AddRepo(w.key, r.Files)
+	w, s, agent := rustWorld(t)
 	raw := w.srv.RawURL(w.key, "agents/a.md")
 	rawPrefix := "https://" + w.srv.RawHost() + "/o/r/"
 	w.cfg.AllowedRemoteResources = append(w.cfg.AllowedRemoteResources, rawPrefix)
