@@ -44,10 +44,7 @@ func TestClientFromEnvRefuses(t *testing.T) {
 }
 
 func TestClientRoundTrip(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, map[string]string{"x/y.txt": "y"})
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", map[string]string{"x/y.txt": "y"})
 	c, err := fetchsvc.ClientFromEnv(envOf(s.SandboxEnv("")))
 	if err != nil {
 		t.Fatal(err)
@@ -84,10 +81,7 @@ func TestClientRoundTrip(t *testing.T) {
 // proxy (a loopback http_proxy), whatever NO_PROXY says; a proxy that is
 // not on loopback never sees the request (nor the token).
 func TestClientUsesSandboxProxy(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	u := pin(w.tree("skills/lint"), d)
 
 	proxyFor := func(services []string) string {

@@ -88,6 +88,17 @@ func (w *world) options() fetchsvc.Options {
 	}
 }
 
+// lintService is the usual start of a test: a world whose repository
+// holds one skill, skills/lint, named name with extra files, and a service
+// started with the world's options; it returns the skill's tree hash too.
+func lintService(t testing.TB, name string, extra map[string]string) (*world, *fetchsvc.Server, ref.Digest) {
+	t.Helper()
+	r := newRepo()
+	d := r.skill(t, "skills/lint", name, nil, extra)
+	w := newWorld(t, r)
+	return w, w.start(w.options()), d
+}
+
 // start starts a service with o, attached to the world's session.
 func (w *world) start(o fetchsvc.Options) *fetchsvc.Server {
 	w.t.Helper()

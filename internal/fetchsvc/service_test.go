@@ -24,10 +24,7 @@ import (
 // Seed 001: "Agent can fetch a skill directory at runtime matching allowed
 // prefix" — fetched through the forge, verified, scanned, cached, uploaded.
 func TestAllowedPrefixFetch(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "python-linting", nil, map[string]string{"scripts/run.sh": "echo lint\n"})
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "python-linting", map[string]string{"scripts/run.sh": "echo lint\n"})
 
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusOK, "")
@@ -69,10 +66,7 @@ func TestAllowedPrefixFetch(t *testing.T) {
 // Seed 001: "Fetch of URL outside allowed prefix is rejected" — including
 // a traversal that only leaves the prefix after dot segments are removed.
 func TestOutsidePrefixRejected(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	for name, u := range map[string]string{
 		"other owner": w.srv.TreeURL("evil/r@main", "skills/lint"),
 		"traversal":   "https://" + w.srv.WebHost() + "/o/r/../../evil/r/tree/main/skills/lint",
@@ -92,10 +86,7 @@ func TestOutsidePrefixRejected(t *testing.T) {
 
 // Seed 001: "Fetch without hash is rejected".
 func TestMissingHashRejected(t *testing.T) {
-	r := newRepo()
-	r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, _ := lintService(t, "lint", nil)
 	a := fetchURL(t, s, w.tree("skills/lint"))
 	a.want(t, http.StatusForbidden, fetchsvc.CodeMissingHash)
 	a.wantMessage(t, "#sha256=")
@@ -178,10 +169,7 @@ func TestBudgetConcurrent(t *testing.T) {
 // Seed 001: "Audit log records runtime fetches" with fetch_type runtime,
 // the run's trace id and the allowlist entry.
 func TestAuditRecordsRuntimeFetches(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	fetchURL(t, s, pin(w.tree("skills/lint"), d)).want(t, http.StatusOK, "")
 	fetchURL(t, s, pin(w.tree("skills/lint"), d)).want(t, http.StatusOK, "")
 	es := w.auditEntries()
@@ -251,10 +239,7 @@ func walk(t *testing.T, dir, rel string, out *[]string) {
 // Wrong or missing token: 401 before anything else — no budget, no fetch,
 // no audit line, no upload, and the body is not even read.
 func TestUnauthorizedHasNoSideEffects(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	body, _ := json.Marshal(fetchsvc.Request{URL: pin(w.tree("skills/lint"), d)})
 	tok := s.Token()
 	for name, auth := range map[string]string{
@@ -386,10 +371,7 @@ func TestRealScannerBlocks(t *testing.T) {
 
 // The forge failing is a 502 naming the URL.
 func TestUpstreamFailure(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	w.srv.Fail(forgetest.Fault{Status: http.StatusNotFound})
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusBadGateway, fetchsvc.CodeUpstream)
@@ -638,10 +620,7 @@ func TestOffline(t *testing.T) {
 // Every successful request leaves exactly the pinned tree in place, even
 // when the agent changed the directory after an earlier fetch.
 func TestRefetchRestoresTree(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, map[string]string{"scripts/run.sh": "echo lint\n"})
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", map[string]string{"scripts/run.sh": "echo lint\n"})
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusOK, "")
 	run := w.sess.HostPath(a.ok.Path + "/scripts/run.sh")
