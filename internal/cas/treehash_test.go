@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
@@ -136,16 +137,22 @@ var treePathTests = []struct {
 
 func TestCheckTreePath(t *testing.T) {
 	for _, tt := range treePathTests {
-		err := CheckTreePath(tt.path)
-		if tt.reason == "" {
-			if err != nil {
-				t.Errorf("CheckTreePath(%q) = %v, want nil", tt.path, err)
-			}
-			continue
+		wantUnsafe(t, fmt.Sprintf("CheckTreePath(%q)", tt.path), CheckTreePath(tt.path), tt.reason)
+	}
+}
+
+// wantUnsafe checks the error of call against a table row: nil when reason
+// is "", else ErrUnsafePath mentioning reason.
+func wantUnsafe(t *testing.T, call string, err error, reason string) {
+	t.Helper()
+	if reason == "" {
+		if err != nil {
+			t.Errorf("%s = %v, want nil", call, err)
 		}
-		if !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), tt.reason) {
-			t.Errorf("CheckTreePath(%q) = %v, want ErrUnsafePath mentioning %q", tt.path, err, tt.reason)
-		}
+		return
+	}
+	if !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), reason) {
+		t.Errorf("%s = %v, want ErrUnsafePath mentioning %q", call, err, reason)
 	}
 }
 
@@ -181,16 +188,7 @@ func TestCheckTreePaths(t *testing.T) {
 		{[]string{"q/R", "Q/r"}, "only in case"},        // both parts
 		{[]string{"m.md", "M.MD", "m.md.orig"}, "case"}, // collision amid prefix names
 	} {
-		err := CheckTreePaths(tt.paths)
-		if tt.reason == "" {
-			if err != nil {
-				t.Errorf("CheckTreePaths(%q) = %v, want nil", tt.paths, err)
-			}
-			continue
-		}
-		if !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), tt.reason) {
-			t.Errorf("CheckTreePaths(%q) = %v, want ErrUnsafePath mentioning %q", tt.paths, err, tt.reason)
-		}
+		wantUnsafe(t, fmt.Sprintf("CheckTreePaths(%q)", tt.paths), CheckTreePaths(tt.paths), tt.reason)
 	}
 }
 

@@ -6,36 +6,20 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/fetch"
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 )
 
 // TestProxyEnvironmentIgnored: HTTP(S)_PROXY and ALL_PROXY never reach the
 // fetch transport. A proxy would be dialled instead of the vetted
 // addresses, so honouring it would bypass every address rule.
 func TestProxyEnvironmentIgnored(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var proxied atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			proxied.Add(1)
-			c.Close()
-		}
-	}()
+	ln, proxied := fetchtest.Sink(t)
 	proxy := "http://" + ln.Addr().String()
 	for _, k := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
 		t.Setenv(k, proxy)

@@ -1,14 +1,11 @@
 package fetchsvc_test
 
 import (
-	"context"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 )
 
 // TestBudgetHeldAtTheCheck: every request is held right after the budget
@@ -21,12 +18,7 @@ func TestBudgetHeldAtTheCheck(t *testing.T) {
 	r := newRepo()
 	d := r.skill(t, "skills/lint", "lint", nil, nil)
 	w := newWorld(t, r)
-	s, err := fetchsvc.StartIfAllowed(context.Background(), w.harness("allow_runtime_fetch: true\nmax_runtime_fetches: 4\n"), w.options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	s.Attach(w.sess, nil)
+	s := w.startAllowed("allow_runtime_fetch: true\nmax_runtime_fetches: 4\n")
 
 	var arrived atomic.Int32
 	gate := make(chan struct{})

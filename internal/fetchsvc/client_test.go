@@ -3,11 +3,11 @@ package fetchsvc_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 )
@@ -44,10 +44,7 @@ func TestClientFromEnvRefuses(t *testing.T) {
 }
 
 func TestClientRoundTrip(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, map[string]string{"x/y.txt": "y"})
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", map[string]string{"x/y.txt": "y"})
 	c, err := fetchsvc.ClientFromEnv(envOf(s.SandboxEnv("")))
 	if err != nil {
 		t.Fatal(err)
@@ -84,10 +81,7 @@ func TestClientRoundTrip(t *testing.T) {
 // proxy (a loopback http_proxy), whatever NO_PROXY says; a proxy that is
 // not on loopback never sees the request (nor the token).
 func TestClientUsesSandboxProxy(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	u := pin(w.tree("skills/lint"), d)
 
 	proxyFor := func(services []string) string {
@@ -95,13 +89,7 @@ func TestClientUsesSandboxProxy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go p.Serve(l)
-		t.Cleanup(func() { p.Close() })
-		return "http://" + l.Addr().String()
+		return "http://" + fetchtest.Serve(t, p)
 	}
 	env := s.SandboxEnv("")
 	env["NO_PROXY"], env["no_proxy"] = "localhost,127.0.0.1,::1", "localhost,127.0.0.1,::1"

@@ -88,10 +88,34 @@ func (w *world) options() fetchsvc.Options {
 	}
 }
 
+// lintService is the usual start of a test: a world whose repository
+// holds one skill, skills/lint, named name with extra files, and a service
+// started with the world's options; it returns the skill's tree hash too.
+func lintService(t testing.TB, name string, extra map[string]string) (*world, *fetchsvc.Server, ref.Digest) {
+	t.Helper()
+	r := newRepo()
+	d := r.skill(t, "skills/lint", name, nil, extra)
+	w := newWorld(t, r)
+	return w, w.start(w.options()), d
+}
+
 // start starts a service with o, attached to the world's session.
 func (w *world) start(o fetchsvc.Options) *fetchsvc.Server {
 	w.t.Helper()
-	s, err := fetchsvc.Start(context.Background(), o)
+	return w.attach(fetchsvc.Start(context.Background(), o))
+}
+
+// startAllowed starts a service through StartIfAllowed for a harness with
+// the extra lines, attached to the world's session.
+func (w *world) startAllowed(extra string) *fetchsvc.Server {
+	w.t.Helper()
+	return w.attach(fetchsvc.StartIfAllowed(context.Background(), w.harness(extra), w.options()))
+}
+
+// attach fails the test on err, or attaches s to the world's session and
+// closes it when the test ends.
+func (w *world) attach(s *fetchsvc.Server, err error) *fetchsvc.Server {
+	w.t.Helper()
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -182,6 +206,16 @@ func (a answer) want(t testing.TB, status int, code string) {
 	}
 	if a.status != http.StatusOK {
 		t.Logf("%d %s: %s", a.status, a.err.Error.Code, a.err.Error.Message)
+	}
+}
+
+// wantMessage checks that the error message names each of parts.
+func (a answer) wantMessage(t testing.TB, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(a.err.Error.Message, p) {
+			t.Errorf("message %q lacks %q", a.err.Error.Message, p)
+		}
 	}
 }
 

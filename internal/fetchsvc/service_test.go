@@ -24,10 +24,7 @@ import (
 // Seed 001: "Agent can fetch a skill directory at runtime matching allowed
 // prefix" — fetched through the forge, verified, scanned, cached, uploaded.
 func TestAllowedPrefixFetch(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "python-linting", nil, map[string]string{"scripts/run.sh": "echo lint\n"})
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "python-linting", map[string]string{"scripts/run.sh": "echo lint\n"})
 
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusOK, "")
@@ -69,10 +66,7 @@ func TestAllowedPrefixFetch(t *testing.T) {
 // Seed 001: "Fetch of URL outside allowed prefix is rejected" — including
 // a traversal that only leaves the prefix after dot segments are removed.
 func TestOutsidePrefixRejected(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	for name, u := range map[string]string{
 		"other owner": w.srv.TreeURL("evil/r@main", "skills/lint"),
 		"traversal":   "https://" + w.srv.WebHost() + "/o/r/../../evil/r/tree/main/skills/lint",
@@ -82,9 +76,7 @@ func TestOutsidePrefixRejected(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a := fetchURL(t, s, pin(u, d))
 			a.want(t, http.StatusForbidden, fetchsvc.CodeNotAllowed)
-			if !strings.Contains(a.err.Error.Message, "allowed_remote_resources") {
-				t.Errorf("message %q does not name the allowlist", a.err.Error.Message)
-			}
+			a.wantMessage(t, "allowed_remote_resources")
 		})
 	}
 	if w.srv.RequestCount() != 0 || s.Service().Used() != 0 || len(w.auditEntries()) != 0 || w.netCalls.Load() != 0 {
@@ -94,15 +86,10 @@ func TestOutsidePrefixRejected(t *testing.T) {
 
 // Seed 001: "Fetch without hash is rejected".
 func TestMissingHashRejected(t *testing.T) {
-	r := newRepo()
-	r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, _ := lintService(t, "lint", nil)
 	a := fetchURL(t, s, w.tree("skills/lint"))
 	a.want(t, http.StatusForbidden, fetchsvc.CodeMissingHash)
-	if !strings.Contains(a.err.Error.Message, "#sha256=") {
-		t.Errorf("message %q", a.err.Error.Message)
-	}
+	a.wantMessage(t, "#sha256=")
 	// A malformed pin is a bad URL, not a fetch.
 	fetchURL(t, s, w.tree("skills/lint")+"#sha256=abc").want(t, http.StatusBadRequest, fetchsvc.CodeBadURL)
 	if w.srv.RequestCount() != 0 || s.Service().Used() != 0 || exists(w.sess.HostPath("/sandbox/claude-config/skills/lint")) {
@@ -117,11 +104,7 @@ func TestNonForgeRejected(t *testing.T) {
 	s := w.start(w.options())
 	a := fetchURL(t, s, "https://example.test/lib/skills/x#sha256="+strings.Repeat("a", 64))
 	a.want(t, http.StatusForbidden, fetchsvc.CodeNotForge)
-	for _, want := range []string{"https://example.test/lib/skills/x", "not a forge URL", "forge", "directory listing"} {
-		if !strings.Contains(a.err.Error.Message, want) {
-			t.Errorf("message %q lacks %q", a.err.Error.Message, want)
-		}
-	}
+	a.wantMessage(t, "https://example.test/lib/skills/x", "not a forge URL", "forge", "directory listing")
 	if w.netCalls.Load() != 0 || s.Service().Used() != 0 {
 		t.Errorf("network built %d times, used %d", w.netCalls.Load(), s.Service().Used())
 	}
@@ -156,9 +139,7 @@ func TestEleventhFetchFails(t *testing.T) {
 	}
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusTooManyRequests, fetchsvc.CodeBudget)
-	if !strings.Contains(a.err.Error.Message, "max_runtime_fetches (10)") {
-		t.Errorf("message %q", a.err.Error.Message)
-	}
+	a.wantMessage(t, "max_runtime_fetches (10)")
 	if n := len(w.auditEntries()); n != 10 {
 		t.Errorf("%d audit entries, want 10 (the refused 11th is not a fetch)", n)
 	}
@@ -172,23 +153,12 @@ func TestBudgetConcurrent(t *testing.T) {
 	r := newRepo()
 	d := r.skill(t, "skills/lint", "lint", nil, map[string]string{"a/b/c.txt": "deep\n"})
 	w := newWorld(t, r)
-	s, err := fetchsvc.StartIfAllowed(context.Background(), w.harness("allow_runtime_fetch: true\nmax_runtime_fetches: 7\n"), w.options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	s.Attach(w.sess, nil)
+	s := w.startAllowed("allow_runtime_fetch: true\nmax_runtime_fetches: 7\n")
 	got := concurrentStatuses(t, s, pin(w.tree("skills/lint"), d), n+20)
 	if got[http.StatusOK] != n || got[http.StatusTooManyRequests] != 20 || len(got) != 2 {
 		t.Fatalf("statuses %v, want %d×200 and 20×429", got, n)
 	}
-	trees := 0
-	for _, rq := range w.srv.Requests() {
-		if strings.Contains(rq.Path, "/git/trees/") {
-			trees++
-		}
-	}
-	if trees != 1 {
+	if trees := w.srv.CountRequests("/git/trees/"); trees != 1 {
 		t.Errorf("%d tree listings, want 1 (one acquisition per hash)", trees)
 	}
 	if s.Service().Used() != n {
@@ -199,10 +169,7 @@ func TestBudgetConcurrent(t *testing.T) {
 // Seed 001: "Audit log records runtime fetches" with fetch_type runtime,
 // the run's trace id and the allowlist entry.
 func TestAuditRecordsRuntimeFetches(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	fetchURL(t, s, pin(w.tree("skills/lint"), d)).want(t, http.StatusOK, "")
 	fetchURL(t, s, pin(w.tree("skills/lint"), d)).want(t, http.StatusOK, "")
 	es := w.auditEntries()
@@ -272,10 +239,7 @@ func walk(t *testing.T, dir, rel string, out *[]string) {
 // Wrong or missing token: 401 before anything else — no budget, no fetch,
 // no audit line, no upload, and the body is not even read.
 func TestUnauthorizedHasNoSideEffects(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	body, _ := json.Marshal(fetchsvc.Request{URL: pin(w.tree("skills/lint"), d)})
 	tok := s.Token()
 	for name, auth := range map[string]string{
@@ -365,9 +329,7 @@ func TestIntegrityAndScan(t *testing.T) {
 	wrong := ref.Digest(strings.Repeat("b", 64))
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), wrong))
 	a.want(t, http.StatusUnprocessableEntity, fetchsvc.CodeHashMismatch)
-	if !strings.Contains(a.err.Error.Message, string(d)) {
-		t.Errorf("message %q does not name the computed hash", a.err.Error.Message)
-	}
+	a.wantMessage(t, string(d))
 	if w.scanner.Calls() != 0 {
 		t.Error("content failing its pin was scanned: verify first, then scan")
 	}
@@ -404,23 +366,16 @@ func TestRealScannerBlocks(t *testing.T) {
 	s := w.start(o)
 	a := fetchURL(t, s, pin(w.tree("skills/bad"), d))
 	a.want(t, http.StatusUnprocessableEntity, fetchsvc.CodeScanBlocked)
-	if !strings.Contains(a.err.Error.Message, "notes.md") {
-		t.Errorf("message %q does not name the file", a.err.Error.Message)
-	}
+	a.wantMessage(t, "notes.md")
 }
 
 // The forge failing is a 502 naming the URL.
 func TestUpstreamFailure(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, nil)
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", nil)
 	w.srv.Fail(forgetest.Fault{Status: http.StatusNotFound})
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusBadGateway, fetchsvc.CodeUpstream)
-	if !strings.Contains(a.err.Error.Message, "skills/lint") {
-		t.Errorf("message %q", a.err.Error.Message)
-	}
+	a.wantMessage(t, "skills/lint")
 }
 
 // A skill's dependencies: are resolved under the same rules (relative to
@@ -665,10 +620,7 @@ func TestOffline(t *testing.T) {
 // Every successful request leaves exactly the pinned tree in place, even
 // when the agent changed the directory after an earlier fetch.
 func TestRefetchRestoresTree(t *testing.T) {
-	r := newRepo()
-	d := r.skill(t, "skills/lint", "lint", nil, map[string]string{"scripts/run.sh": "echo lint\n"})
-	w := newWorld(t, r)
-	s := w.start(w.options())
+	w, s, d := lintService(t, "lint", map[string]string{"scripts/run.sh": "echo lint\n"})
 	a := fetchURL(t, s, pin(w.tree("skills/lint"), d))
 	a.want(t, http.StatusOK, "")
 	run := w.sess.HostPath(a.ok.Path + "/scripts/run.sh")

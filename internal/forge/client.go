@@ -186,6 +186,29 @@ type file struct {
 	size int64  // as listed (only used to fail early)
 }
 
+// addEntry applies the entry-kind rules of a recursive tree listing to one
+// entry of type typ and mode below the requested directory (f.rel is its
+// path there): a directory adds nothing, a regular or executable file is
+// appended to files, and a submodule, a symbolic link, any other kind or a
+// listing of more than MaxTreeFiles files refuses the whole listing.
+func addEntry(files []file, typ, mode string, f file) ([]file, error) {
+	switch {
+	case typ == "tree":
+	case typ == "commit" || mode == "160000":
+		return nil, fmt.Errorf("%w: %s", ErrSubmodule, f.rel)
+	case mode == "120000":
+		return nil, fmt.Errorf("%w: %s", ErrSymlink, f.rel)
+	case typ == "blob" && (mode == "100644" || mode == "100755"):
+		files = append(files, f)
+	default:
+		return nil, fmt.Errorf("%s: unsupported tree entry (type %q, mode %q)", f.rel, typ, mode)
+	}
+	if len(files) > MaxTreeFiles {
+		return nil, fmt.Errorf("%w: more than %d files", ErrTooMany, MaxTreeFiles)
+	}
+	return files, nil
+}
+
 // checkListing applies the path, count and size rules to a listing before
 // anything is downloaded.
 func (c *Client) checkListing(files []file) error {
@@ -458,18 +481,4 @@ func isSHA1(s string) bool {
 // queryEscape encodes a query value: everything but unreserved characters
 // and "/" is %XX (so "+", "&", "=" survive form decoding), which is also the
 // form ref.Canonicalize keeps.
-func queryEscape(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '/' || c == '-' || c == '.' || c == '_' || c == '~' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
-}
+func queryEscape(s string) string { return percentEncode(s, "/-._~") }

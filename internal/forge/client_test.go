@@ -99,15 +99,16 @@ func (fx *fixture) tree(t *testing.T, u string) (map[string][]byte, error) {
 	return fx.client.FetchTree(context.Background(), fx.parse(t, u))
 }
 
-// countPaths counts logged requests whose path contains s.
-func countPaths(reqs []forgetest.Request, s string) int {
-	n := 0
-	for _, r := range reqs {
-		if strings.Contains(r.Path, s) {
-			n++
-		}
+// wantTree fetches the tree at u, which must hold exactly files, and
+// returns what it got.
+func (fx *fixture) wantTree(t *testing.T, u string, files map[string][]byte) map[string][]byte {
+	t.Helper()
+	got, err := fx.tree(t, u)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return n
+	sameFiles(t, got, files)
+	return got
 }
 
 func wantErr(t *testing.T, err error, class error, substrs ...string) {
@@ -138,17 +139,13 @@ func TestGitHubFetchTree(t *testing.T) {
 		srv.TreeURL("acme/skills@"+commit, "skills/rust/"),
 	} {
 		srv.ResetRequests()
-		got, err := fx.tree(t, u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameFiles(t, got, want("skills/rust/", skill))
+		fx.wantTree(t, u, want("skills/rust/", skill))
 		reqs := srv.Requests()
 		// one listing, one request per distinct blob (copy.md shares errors.md's blob)
-		if n := countPaths(reqs, "/git/trees/"); n != 1 {
+		if n := srv.CountRequests("/git/trees/"); n != 1 {
 			t.Errorf("%d tree requests", n)
 		}
-		if n, w := countPaths(reqs, "/git/blobs/"), len(want("skills/rust/", skill))-1; n != w {
+		if n, w := srv.CountRequests("/git/blobs/"), len(want("skills/rust/", skill))-1; n != w {
 			t.Errorf("%d blob requests, want %d", n, w)
 		}
 		for _, r := range reqs {
@@ -158,11 +155,7 @@ func TestGitHubFetchTree(t *testing.T) {
 		}
 	}
 	// The repository root is a tree too.
-	got, err := fx.tree(t, srv.TreeURL("acme/skills@main", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, got, skill)
+	got := fx.wantTree(t, srv.TreeURL("acme/skills@main", ""), skill)
 	// Files and hashes feed the tree hash unchanged.
 	if _, err := cas.TreeHash(got); err != nil {
 		t.Error(err)
@@ -175,14 +168,9 @@ func TestGitHubTruncatedFallback(t *testing.T) {
 	srv := forgetest.NewGitHub(t, forgetest.Repos{"acme/skills@main": skill})
 	srv.SetTruncated(true)
 	fx := newFixture(t, srv, "")
-	got, err := fx.tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, got, want("skills/rust/", skill))
-	reqs := srv.Requests()
+	fx.wantTree(t, srv.TreeURL("acme/skills@main", "skills/rust"), want("skills/rust/", skill))
 	// skills/rust, reference, reference/a, reference/a/b, scripts, unicode
-	if n := countPaths(reqs, "/contents/"); n != 6 {
+	if n := srv.CountRequests("/contents/"); n != 6 {
 		t.Errorf("%d contents requests, want 6", n)
 	}
 }
@@ -190,11 +178,7 @@ func TestGitHubTruncatedFallback(t *testing.T) {
 func TestGitHubBlobsAsJSON(t *testing.T) {
 	srv := forgetest.NewGitHub(t, forgetest.Repos{"acme/skills@main": skill})
 	srv.SetBlobsAsJSON(true)
-	got, err := newFixture(t, srv, "").tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, got, want("skills/rust/", skill))
+	newFixture(t, srv, "").wantTree(t, srv.TreeURL("acme/skills@main", "skills/rust"), want("skills/rust/", skill))
 }
 
 // TestBlobTampered: bytes that do not match the listed git blob id are
@@ -268,7 +252,7 @@ func TestUnsafeListing(t *testing.T) {
 			srv := forgetest.NewGitHub(t, forgetest.Repos{"acme/skills@main": files})
 			_, err := newFixture(t, srv, "").tree(t, srv.TreeURL("acme/skills@main", "s"))
 			wantErr(t, err, cas.ErrUnsafePath)
-			if n := countPaths(srv.Requests(), "/git/blobs/"); n != 0 {
+			if n := srv.CountRequests("/git/blobs/"); n != 0 {
 				t.Errorf("%d blobs fetched before the paths were checked", n)
 			}
 		})
@@ -304,11 +288,10 @@ func TestGitLabFetchTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFiles(t, got, want("skills/rust/", skill))
-	reqs := srv.Requests()
-	if n := countPaths(reqs, "/repository/tree"); n < 3 {
+	if n := srv.CountRequests("/repository/tree"); n < 3 {
 		t.Errorf("%d tree pages, want several", n)
 	}
-	if n := countPaths(reqs, "/projects/acme%2Fplatform%2Fskills/repository/files/skills%2Frust%2F"); n != len(want("skills/rust/", skill))-1 {
+	if n := srv.CountRequests("/projects/acme%2Fplatform%2Fskills/repository/files/skills%2Frust%2F"); n != len(want("skills/rust/", skill))-1 {
 		t.Errorf("%d raw file requests", n)
 	}
 }
@@ -322,7 +305,7 @@ func TestGitLabPageCap(t *testing.T) {
 	srv.SetPageSize(1)
 	_, err := newFixture(t, srv, "").tree(t, srv.TreeURL("acme/skills@main", "s"))
 	wantErr(t, err, forge.ErrTooMany)
-	if n := countPaths(srv.Requests(), "/repository/tree"); n != forge.MaxListPages {
+	if n := srv.CountRequests("/repository/tree"); n != forge.MaxListPages {
 		t.Errorf("%d pages fetched, want %d", n, forge.MaxListPages)
 	}
 }
@@ -333,11 +316,7 @@ func TestEnterpriseHost(t *testing.T) {
 		t.Fatalf("forge %+v", f)
 	}
 	fx := newFixture(t, srv, "ghe-token-0001")
-	got, err := fx.tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, got, want("skills/rust/", skill))
+	fx.wantTree(t, srv.TreeURL("acme/skills@main", "skills/rust"), want("skills/rust/", skill))
 	b, err := fx.client.FetchFile(context.Background(), fx.parse(t, srv.RawURL("acme/skills@main", "README.md")))
 	if err != nil || string(b) != "repo readme" {
 		t.Fatalf("raw file: %q %v", b, err)
@@ -427,7 +406,7 @@ func TestTokenRouting(t *testing.T) {
 	}
 	check(gh, ghToken)
 	check(gl, glToken)
-	if countPaths(gh.Requests(), "/acme/skills/main/README.md") != 1 {
+	if gh.CountRequests("/acme/skills/main/README.md") != 1 {
 		t.Errorf("raw file was not fetched from the raw host")
 	}
 
@@ -506,15 +485,11 @@ func TestRateLimitRetry(t *testing.T) {
 			f.Path = "/git/trees/"
 			srv.Fail(f)
 			fx := newFixture(t, srv, "", forge.WithClock(func() time.Time { return now }))
-			got, err := fx.tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameFiles(t, got, want("skills/rust/", skill))
+			fx.wantTree(t, srv.TreeURL("acme/skills@main", "skills/rust"), want("skills/rust/", skill))
 			if s := fx.sleeps.get(); !slices.Equal(s, tc.sleeps) {
 				t.Errorf("waited %v, want %v", s, tc.sleeps)
 			}
-			if n := countPaths(srv.Requests(), "/git/trees/"); n != len(tc.sleeps)+1 {
+			if n := srv.CountRequests("/git/trees/"); n != len(tc.sleeps)+1 {
 				t.Errorf("%d tree requests", n)
 			}
 		})
@@ -551,7 +526,7 @@ func TestServerErrorsBounded(t *testing.T) {
 	fx := newFixture(t, srv, "", forge.WithConcurrency(1))
 	_, err := fx.tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
 	wantErr(t, err, fetch.ErrStatus, "502", "gave up after 3 retries")
-	if n := countPaths(srv.Requests(), "/git/blobs/"); n != forge.DefaultRetries+1 {
+	if n := srv.CountRequests("/git/blobs/"); n != forge.DefaultRetries+1 {
 		t.Errorf("%d blob requests, want %d", n, forge.DefaultRetries+1)
 	}
 	if s := fx.sleeps.get(); !slices.Equal(s, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}) {
@@ -562,7 +537,7 @@ func TestServerErrorsBounded(t *testing.T) {
 	fx = newFixture(t, srv, "", forge.WithRetries(0))
 	_, err = fx.tree(t, srv.TreeURL("acme/skills@main", "skills/rust"))
 	wantErr(t, err, fetch.ErrStatus)
-	if n := countPaths(srv.Requests(), "/git/trees/"); n != 1 {
+	if n := srv.CountRequests("/git/trees/"); n != 1 {
 		t.Errorf("%d tree requests", n)
 	}
 }
@@ -606,7 +581,7 @@ func TestTreeSizeBounded(t *testing.T) {
 	loc, _ := forge.Parse(srv.TreeURL("acme/skills@main", "s"), []config.Forge{srv.Forge()})
 	_, err := c.FetchTree(context.Background(), loc)
 	wantErr(t, err, fetch.ErrTooLarge)
-	if n := countPaths(srv.Requests(), "/git/blobs/"); n != 0 {
+	if n := srv.CountRequests("/git/blobs/"); n != 0 {
 		t.Errorf("%d blobs fetched", n)
 	}
 }

@@ -129,19 +129,10 @@ func githubFilter(loc Location, entries []ghTreeEntry) ([]file, error) {
 			continue
 		}
 		found = true
-		switch {
-		case e.Type == "tree":
-		case e.Type == "commit" || e.Mode == "160000":
-			return nil, fmt.Errorf("%w: %s", ErrSubmodule, rel)
-		case e.Mode == "120000":
-			return nil, fmt.Errorf("%w: %s", ErrSymlink, rel)
-		case e.Type == "blob" && (e.Mode == "100644" || e.Mode == "100755"):
-			files = append(files, file{rel: rel, full: e.Path, sha: strings.ToLower(e.SHA), size: e.Size})
-		default:
-			return nil, fmt.Errorf("%s: unsupported tree entry (type %q, mode %q)", rel, e.Type, e.Mode)
-		}
-		if len(files) > MaxTreeFiles {
-			return nil, fmt.Errorf("%w: more than %d files", ErrTooMany, MaxTreeFiles)
+		var err error
+		files, err = addEntry(files, e.Type, e.Mode, file{rel: rel, full: e.Path, sha: strings.ToLower(e.SHA), size: e.Size})
+		if err != nil {
+			return nil, err
 		}
 	}
 	if !found {

@@ -59,19 +59,8 @@ func (c *Client) gitlabTree(ctx context.Context, loc Location) (map[string][]byt
 			if !ok || rel == "" {
 				return nil, fmt.Errorf("listing of %q returned an entry outside it (%q)", loc.Path, e.Path)
 			}
-			switch {
-			case e.Type == "tree":
-			case e.Type == "commit" || e.Mode == "160000":
-				return nil, fmt.Errorf("%w: %s", ErrSubmodule, rel)
-			case e.Mode == "120000":
-				return nil, fmt.Errorf("%w: %s", ErrSymlink, rel)
-			case e.Type == "blob" && (e.Mode == "100644" || e.Mode == "100755"):
-				files = append(files, file{rel: rel, full: e.Path, sha: strings.ToLower(e.ID)})
-			default:
-				return nil, fmt.Errorf("%s: unsupported tree entry (type %q, mode %q)", rel, e.Type, e.Mode)
-			}
-			if len(files) > MaxTreeFiles {
-				return nil, fmt.Errorf("%w: more than %d files", ErrTooMany, MaxTreeFiles)
+			if files, err = addEntry(files, e.Type, e.Mode, file{rel: rel, full: e.Path, sha: strings.ToLower(e.ID)}); err != nil {
+				return nil, err
 			}
 		}
 		next := resp.Header.Get("X-Next-Page")

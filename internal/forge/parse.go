@@ -394,13 +394,16 @@ func (l Location) render() string {
 // escapeSegs percent-encodes each "/"-separated segment of p the way
 // ref.Canonicalize leaves it: unreserved and sub-delimiter characters stay,
 // everything else is %XX with upper-case hex.
-func escapeSegs(p string) string {
+func escapeSegs(p string) string { return percentEncode(p, "/-._~!$&'()*+,;=:@") }
+
+// percentEncode keeps ASCII letters, digits and the bytes in keep, and
+// writes every other byte of s as %XX with upper-case hex.
+func percentEncode(s, keep string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c == '/' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			strings.IndexByte("-._~!$&'()*+,;=:@", c) >= 0 {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(keep, c) >= 0 {
 			b.WriteByte(c)
 			continue
 		}

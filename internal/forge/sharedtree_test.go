@@ -39,7 +39,7 @@ func TestTreeListingSharedPerCommit(t *testing.T) {
 	if _, err := fx.tree(t, srv.TreeURL("acme/skills@"+commit, "skills/go")); err != nil {
 		t.Fatal(err)
 	}
-	if n := countPaths(srv.Requests(), "/git/trees/"); n != 1 {
+	if n := srv.CountRequests("/git/trees/"); n != 1 {
 		t.Errorf("%d tree listings for %d fetches of one repo@commit, want 1", n, len(dirs)+1)
 	}
 
@@ -49,7 +49,7 @@ func TestTreeListingSharedPerCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := countPaths(srv.Requests(), "/git/trees/"); n != 2 {
+	if n := srv.CountRequests("/git/trees/"); n != 2 {
 		t.Errorf("%d tree listings for 2 sequential fetches on a branch, want 2", n)
 	}
 }

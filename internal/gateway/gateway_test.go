@@ -52,13 +52,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go g.Serve(l)
-	t.Cleanup(func() { g.Close() })
-	e.addr = l.Addr().String()
+	e.addr = fetchtest.Serve(t, g)
 	return e
 }
 
@@ -196,36 +190,30 @@ func TestGatewayHTTPClient(t *testing.T) {
 	}
 	u, _ := url.Parse(pu)
 	cl := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u)}}
-	resp, err := cl.Get("http://allowed.test:" + e.port + "/plain")
-	if err != nil {
-		t.Fatal(err)
+	// get fetches /plain from host through cl: the status and the body.
+	get := func(host string) (int, string) {
+		resp, err := cl.Get("http://" + host + ":" + e.port + "/plain")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "upstream /plain" {
-		t.Fatalf("GET via gateway: %d %q", resp.StatusCode, body)
+	if code, body := get("allowed.test"); code != 200 || body != "upstream /plain" {
+		t.Fatalf("GET via gateway: %d %q", code, body)
 	}
 	if a := <-e.gotAuth; a != "" {
 		t.Fatalf("upstream saw Proxy-Authorization %q", a)
 	}
-	resp, err = cl.Get("http://other.test:" + e.port + "/plain")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("other host: %d, want 403", resp.StatusCode)
+	if code, _ := get("other.test"); code != http.StatusForbidden {
+		t.Fatalf("other host: %d, want 403", code)
 	}
 	// Without credentials the client gets 407.
 	u.User = nil
 	cl = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u)}}
-	resp, err = cl.Get("http://allowed.test:" + e.port + "/plain")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusProxyAuthRequired {
-		t.Fatalf("no credentials: %d, want 407", resp.StatusCode)
+	if code, _ := get("allowed.test"); code != http.StatusProxyAuthRequired {
+		t.Fatalf("no credentials: %d, want 407", code)
 	}
 }
 

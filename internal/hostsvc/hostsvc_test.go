@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 )
 
@@ -18,13 +19,7 @@ func proxyFor(t *testing.T, services ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(ln)
-	t.Cleanup(func() { p.Close() })
-	return ln.Addr().String()
+	return fetchtest.Serve(t, p)
 }
 
 // TestForwardThroughProxy: a client of the forwarder reaches the service

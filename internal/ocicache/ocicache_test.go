@@ -410,12 +410,16 @@ func TestBlobRedirects(t *testing.T) {
 	if err := newCache(t, f.repository(), opts(false)).PutFile(ctx, fd, file, ""); err != nil {
 		t.Fatal(err)
 	}
-	f.redirect = func(r *http.Request) string {
-		if strings.Contains(r.URL.Path, "/blobs/") {
-			return f.storageURL(r.URL.Path)
+	// redirect sends requests whose path contains sub to to(path).
+	redirect := func(sub string, to func(string) string) {
+		f.redirect = func(r *http.Request) string {
+			if strings.Contains(r.URL.Path, sub) {
+				return to(r.URL.Path)
+			}
+			return ""
 		}
-		return ""
 	}
+	redirect("/blobs/", f.storageURL)
 	// storage.test is loopback: outside allowed_private_networks it is
 	// never dialled.
 	if _, err := newCache(t, f.repository(), opts(false)).GetFile(ctx, fd); !errors.Is(err, ocicache.ErrUnavailable) || !strings.Contains(err.Error(), "internal address") {
@@ -432,12 +436,7 @@ func TestBlobRedirects(t *testing.T) {
 		t.Fatalf("storage host saw Authorization %q", f.seenAuth)
 	}
 	// Plain http redirect target: refused.
-	f.redirect = func(r *http.Request) string {
-		if strings.Contains(r.URL.Path, "/blobs/") {
-			return strings.Replace(f.storageURL(r.URL.Path), "https:", "http:", 1)
-		}
-		return ""
-	}
+	redirect("/blobs/", func(p string) string { return strings.Replace(f.storageURL(p), "https:", "http:", 1) })
 	if _, err := newCache(t, f.repository(), opts(true)).GetFile(ctx, fd); err == nil || !strings.Contains(err.Error(), "plain http") {
 		t.Fatalf("redirect to plain http: %v", err)
 	}
@@ -447,12 +446,7 @@ func TestBlobRedirects(t *testing.T) {
 	if err := newCache(t, f.repository(), opts(true)).PutTree(ctx, d, files, ""); err != nil {
 		t.Fatal(err)
 	}
-	f.redirect = func(r *http.Request) string {
-		if strings.Contains(r.URL.Path, "/manifests/") {
-			return f.storageURL(r.URL.Path)
-		}
-		return ""
-	}
+	redirect("/manifests/", f.storageURL)
 	if _, err := newCache(t, f.repository(), opts(true)).GetTree(ctx, d); err == nil || !strings.Contains(err.Error(), "only blob downloads may be redirected") {
 		t.Fatalf("redirected manifest: %v", err)
 	}

@@ -2,8 +2,6 @@ package resolve
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -120,19 +118,7 @@ func TestLibrariesRemote(t *testing.T) {
 
 func testLibraryRemote(t *testing.T, lib corpustest.Library) {
 	corpus := lib.Dir
-	files := map[string][]byte{}
-	err := filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(corpus, p)
-		files[filepath.ToSlash(rel)] = b
-		return nil
-	})
+	files, err := readTree(corpus)
 	if err != nil {
 		t.Fatal(err)
 	}

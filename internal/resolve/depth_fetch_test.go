@@ -42,14 +42,14 @@ func TestMaxDepthStopsFetching(t *testing.T) {
 	}
 	for i := 0; i < chain; i++ {
 		sha := forgetest.GitBlobSHA1(r.Files[fmt.Sprintf("skills/c%d/SKILL.md", i)])
-		got := w.requests("/git/blobs/" + sha)
+		got := w.srv.CountRequests("/git/blobs/" + sha)
 		if depth := i + 1; depth <= maxDepth && got != 1 {
 			t.Errorf("skills/c%d (depth %d, within max_depth): %d SKILL.md requests, want 1", i, depth, got)
 		} else if depth > maxDepth && got != 0 {
 			t.Errorf("skills/c%d (depth %d > max_depth %d): %d SKILL.md requests, want none", i, depth, maxDepth, got)
 		}
 	}
-	if got := w.requests("/git/trees/"); got != maxDepth {
+	if got := w.srv.CountRequests("/git/trees/"); got != maxDepth {
 		t.Errorf("%d tree listings, want %d (one per skill within max_depth)", got, maxDepth)
 	}
 }

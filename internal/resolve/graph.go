@@ -3,7 +3,6 @@ package resolve
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
@@ -318,14 +317,4 @@ func dotQuote(s string) string {
 
 func mermaidText(s string) string {
 	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\n", " ").Replace(s)
-}
-
-// sortedKeys returns the keys of a string-keyed map in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

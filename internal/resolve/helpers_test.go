@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 
@@ -83,21 +82,30 @@ func (w *world) opts() Options {
 	}
 }
 
-// requests counts the server's requests whose path contains sub.
-func (w *world) requests(sub string) int {
-	n := 0
-	for _, r := range w.srv.Requests() {
-		if strings.Contains(r.Path, sub) {
-			n++
-		}
-	}
-	return n
+// rustWorld is a world whose repository holds the skill skills/rust (with
+// a script) and the agent agents/a.md; it returns their digests.
+func rustWorld(t testing.TB) (w *world, skill, agent ref.Digest) {
+	t.Helper()
+	r := newRepo()
+	w = newWorld(t, r)
+	skill = r.skill(t, "skills/rust", nil, map[string]string{"scripts/check.sh": "cargo check"})
+	agent = r.file("agents/a.md", "agent\n")
+	w.srv.AddRepo(w.key, r.Files)
+	return w, skill, agent
 }
 
 // writeDir writes files under a fresh temp dir and returns it.
 func writeDir(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// writeFiles writes files (slash-separated paths relative to dir, parent
+// directories made as needed) under dir.
+func writeFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
 	keys := make([]string, 0, len(files))
 	for k := range files {
 		keys = append(keys, k)
@@ -112,7 +120,6 @@ func writeDir(t testing.TB, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 func nodeByURL(g *Graph, u string) *Node {

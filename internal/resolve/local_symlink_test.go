@@ -50,25 +50,14 @@ func TestLocalReadAfterSwapFails(t *testing.T) {
 			top := t.TempDir()
 			dir := filepath.Join(top, "fs")
 			outside := filepath.Join(top, "outside")
-			mk := func(base string, files map[string]string) {
-				for rel, content := range files {
-					p := filepath.Join(base, rel)
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			mk(dir, map[string]string{
+			writeFiles(t, dir, map[string]string{
 				"agents/a.md":       "---\nname: a\n---\nagent\n",
 				"skills/s/SKILL.md": skillMD(),
 				"policies/p.yaml":   "version: 1\n",
 				"harness/h.yaml":    "agent: agents/a.md\nskills: [skills/s]\npolicy: policies/p.yaml\n",
 			})
 			// The same layout outside, every file carrying the marker.
-			mk(outside, map[string]string{
+			writeFiles(t, outside, map[string]string{
 				c.swap + "/a.md":         "---\nname: a\n---\n" + outsideMarker + "\n",
 				c.swap + "/s/SKILL.md":   "---\nname: s\ndescription: " + outsideMarker + "\n---\n",
 				c.swap + "/p.yaml":       "version: 1\n# " + outsideMarker + "\n",

@@ -20,11 +20,7 @@ import (
 // TestRealFullsendPinForms: raw.githubusercontent-style file URLs and
 // tree skill URLs, as real fullsend writes them, resolve unchanged.
 func TestRealFullsendPinForms(t *testing.T) {
-	r := newRepo()
-	w := newWorld(t, r)
-	s := r.skill(t, "skills/rust", nil, map[string]string{"scripts/check.sh": "cargo check"})
-	agent := r.file("agents/a.md", "agent\n")
-	w.srv.AddRepo(w.key, r.Files)
+	w, s, agent := rustWorld(t)
 	raw := w.srv.RawURL(w.key, "agents/a.md")
 	rawPrefix := "https://" + w.srv.RawHost() + "/o/r/"
 	w.cfg.AllowedRemoteResources = append(w.cfg.AllowedRemoteResources, rawPrefix)
@@ -37,7 +33,7 @@ func TestRealFullsendPinForms(t *testing.T) {
 	if n := nodeByURL(res.Graph, raw); n == nil || n.Type != cas.TypeFile || n.AllowedBy != "allowed_remote_resources[1]" {
 		t.Fatalf("raw agent node: %+v", n)
 	}
-	if w.requests("/o/r/main/agents/a.md") != 1 {
+	if w.srv.CountRequests("/o/r/main/agents/a.md") != 1 {
 		t.Errorf("raw file not fetched from the raw host: %+v", w.srv.Requests())
 	}
 	if n := nodeByURL(res.Graph, w.tree("skills/rust")); n == nil || len(n.Files) != 2 {
@@ -66,7 +62,7 @@ func TestSameContentFetchedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := w.requests("/git/trees/"); c != 1 {
+	if c := w.srv.CountRequests("/git/trees/"); c != 1 {
 		t.Errorf("%d tree listings for one tree hash, want 1", c)
 	}
 	hits := 0

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge"
+	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/openflag"
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -250,42 +253,46 @@ func (r *resolver) fetchScanStore(ctx context.Context, n *Network, w want) (cas.
 // scanStore scans what download returned (remote policy) and stores it in
 // the cache only when the scan lets it through.
 func (r *resolver) scanStore(ctx context.Context, w want, files map[string][]byte, content []byte) (cas.Entry, int64, error) {
-	var e cas.Entry
 	meta := cas.Metadata{URL: w.url, FetchTime: r.now().UTC()}
 	m := scan.Meta{Path: w.url, Origin: scan.Remote, Kind: scanKind(w.kind)}
-	var size int64
 	if w.typ == cas.TypeDirectory {
-		res, err := r.o.Scanner.ScanFiles(ctx, files, m)
+		if err := r.scan(ctx, w.url, files, m); err != nil {
+			return cas.Entry{}, 0, err
+		}
+		e, err := r.o.Store.PutTree(w.digest, meta, files)
 		if err != nil {
-			return cas.Entry{}, 0, fmt.Errorf("scanning %s: %w", w.url, err)
-		}
-		if err := res.Err(); err != nil {
 			return cas.Entry{}, 0, err
 		}
-		r.notice(res.Notices)
-		if e, err = r.o.Store.PutTree(w.digest, meta, files); err != nil {
-			return cas.Entry{}, 0, err
-		}
+		var size int64
 		for _, b := range files {
 			size += int64(len(b))
 		}
-	} else {
-		dir, name := path.Split(w.url)
-		m.Path = strings.TrimSuffix(dir, "/")
-		res, err := r.o.Scanner.ScanFiles(ctx, map[string][]byte{name: content}, m)
-		if err != nil {
-			return cas.Entry{}, 0, fmt.Errorf("scanning %s: %w", w.url, err)
-		}
-		if err := res.Err(); err != nil {
-			return cas.Entry{}, 0, err
-		}
-		r.notice(res.Notices)
-		if e, err = r.o.Store.PutFile(w.digest, meta, content); err != nil {
-			return cas.Entry{}, 0, err
-		}
-		size = int64(len(content))
+		return e, size, nil
 	}
-	return e, size, nil
+	dir, name := path.Split(w.url)
+	m.Path = strings.TrimSuffix(dir, "/")
+	if err := r.scan(ctx, w.url, map[string][]byte{name: content}, m); err != nil {
+		return cas.Entry{}, 0, err
+	}
+	e, err := r.o.Store.PutFile(w.digest, meta, content)
+	if err != nil {
+		return cas.Entry{}, 0, err
+	}
+	return e, int64(len(content)), nil
+}
+
+// scan runs the scan pipeline over files fetched from url: a finding that
+// blocks is the error, notices are kept for the result.
+func (r *resolver) scan(ctx context.Context, url string, files map[string][]byte, m scan.Meta) error {
+	res, err := r.o.Scanner.ScanFiles(ctx, files, m)
+	if err != nil {
+		return fmt.Errorf("scanning %s: %w", url, err)
+	}
+	if err := res.Err(); err != nil {
+		return err
+	}
+	r.notice(res.Notices)
+	return nil
 }
 
 // download fetches w's bytes and verifies them against the pin: from the
@@ -405,6 +412,34 @@ func (r *resolver) notice(ns []string) {
 	}
 }
 
+// readTree reads the regular files below dir, keyed by their
+// slash-separated path relative to dir (other kinds are skipped).
+func readTree(dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(fp string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(fp)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, fp)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
 // hashLocal hashes a local file or directory (regular files only; the
 // tree hash of package cas) and lists a directory's files.
 func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
@@ -419,25 +454,7 @@ func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
 		}
 		return ref.SHA256(b), cas.TypeFile, nil, nil
 	}
-	files := map[string][]byte{}
-	err = filepath.WalkDir(p, func(fp string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(fp)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(p, fp)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = b
-		return nil
-	})
+	files, err := readTree(p)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -446,10 +463,28 @@ func hashLocal(p string) (ref.Digest, cas.Type, []cas.TreeFile, error) {
 		return "", "", nil, fmt.Errorf("%s: %w", p, err)
 	}
 	var list []cas.TreeFile
-	for _, k := range sortedKeys(files) {
+	for _, k := range slices.Sorted(maps.Keys(files)) {
 		list = append(list, cas.TreeFile{Path: k, SHA256: ref.SHA256(files[k]), Size: int64(len(files[k]))})
 	}
 	return d, cas.TypeDirectory, list, nil
+}
+
+// readHarness reads the harness file rf from its cache entry e, checks
+// that the bytes read still hash to rf's pin (name says what changed if
+// not) and parses them.
+func (r *resolver) readHarness(e cas.Entry, rf ref.Ref, name string) ([]byte, *harness.Harness, error) {
+	b, err := r.readEntry(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ref.SHA256(b) != rf.Digest {
+		return nil, nil, fmt.Errorf("%s: cache entry changed while being read", name)
+	}
+	h, err := harness.Parse(rf.URL, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, h, nil
 }
 
 // readEntry reads the content of a file entry that Get has just verified.

@@ -36,11 +36,7 @@ func (l *eventLog) count(k progress.Kind, pred func(progress.Event) bool) int {
 // size, and a second resolution from the cache reports cache hits and no
 // fetch at all.
 func TestProgressEvents(t *testing.T) {
-	r := newRepo()
-	w := newWorld(t, r)
-	s := r.skill(t, "skills/rust", nil, map[string]string{"scripts/check.sh": "cargo check"})
-	agent := r.file("agents/a.md", "agent\n")
-	w.srv.AddRepo(w.key, r.Files)
+	w, s, agent := rustWorld(t)
 	dir := writeDir(t, map[string]string{
 		"harness/h.yaml":        fmt.Sprintf("agent: %s\nskills:\n  - %s\n  - skills/local\nallowed_remote_resources: [%s]\n", pin(w.blob("agents/a.md"), agent), pin(w.tree("skills/rust"), s), w.prefix()),
 		"skills/local/SKILL.md": "---\nname: local\n---\nbody\n",

@@ -30,6 +30,19 @@ func (w *world) useRegistry(repository string, push bool) {
 	w.cfg.Cache.OCI = config.CacheOCI{Repository: repository, Push: push, PlainHTTP: true}
 }
 
+// registryGraph starts a registry and builds the graph repository
+// (buildGraphRepo) in a world that pushes to it; the options confirm the
+// remote harness.
+func registryGraph(t *testing.T) (*ocicachetest.Registry, *world, graphRepo, Options) {
+	t.Helper()
+	reg := ocicachetest.New(t)
+	w, g := buildGraphRepo(t, func(r *repo) *world { return newWorld(t, r) }, "")
+	w.useRegistry(reg.Repository(regPath), true)
+	o := w.opts()
+	o.Yes = true
+	return reg, w, g, o
+}
+
 // freshRunner gives w an empty cache, scanner and audit log: another CI
 // runner sharing the forge and the registry.
 func (w *world) freshRunner(t testing.TB) {
@@ -62,11 +75,7 @@ func (w *world) sources() map[string]int {
 // it is cached, audited with source "registry", and byte for byte what A
 // has.
 func TestRegistryRunnerAB(t *testing.T) {
-	reg := ocicachetest.New(t)
-	w, g := buildGraphRepo(t, func(r *repo) *world { return newWorld(t, r) }, "")
-	w.useRegistry(reg.Repository(regPath), true)
-	o := w.opts()
-	o.Yes = true
+	reg, w, g, o := registryGraph(t)
 	resA, err := Resolve(context.Background(), g.harnessURL, o)
 	if err != nil {
 		t.Fatal(err)
@@ -160,12 +169,8 @@ func TestRegistryContentIsScanned(t *testing.T) {
 // and takes them from the forge; with the forge stopped as well the error
 // names the refusal too.
 func TestRegistryTamperedFallsBack(t *testing.T) {
-	reg := ocicachetest.New(t)
+	reg, w, g, o := registryGraph(t)
 	repository := reg.Repository(regPath)
-	w, g := buildGraphRepo(t, func(r *repo) *world { return newWorld(t, r) }, "")
-	w.useRegistry(repository, true)
-	o := w.opts()
-	o.Yes = true
 	if _, err := Resolve(context.Background(), g.harnessURL, o); err != nil {
 		t.Fatal(err)
 	}
@@ -277,12 +282,8 @@ func TestResolveVerifiesRegistryAnswers(t *testing.T) {
 // and the forge serves the run; the registry is not asked for every
 // resource.
 func TestRegistryDownIsOneWarning(t *testing.T) {
-	reg := ocicachetest.New(t)
+	reg, _, g, o := registryGraph(t)
 	reg.SetDown(true)
-	w, g := buildGraphRepo(t, func(r *repo) *world { return newWorld(t, r) }, "")
-	w.useRegistry(reg.Repository(regPath), true)
-	o := w.opts()
-	o.Yes = true
 	o.Concurrency = 1
 	res, err := Resolve(context.Background(), g.harnessURL, o)
 	if err != nil {
@@ -362,11 +363,7 @@ func (r *recordingRegistry) GetTree(ctx context.Context, d ref.Digest) (map[stri
 // itself is cached (here its cache write waits until mid was asked for),
 // each digest exactly once.
 func TestRegistryPrefetchesDependencies(t *testing.T) {
-	reg := ocicachetest.New(t)
-	w, g := buildGraphRepo(t, func(r *repo) *world { return newWorld(t, r) }, "")
-	w.useRegistry(reg.Repository(regPath), true)
-	o := w.opts()
-	o.Yes = true
+	_, w, g, o := registryGraph(t)
 	if _, err := Resolve(context.Background(), g.harnessURL, o); err != nil {
 		t.Fatal(err)
 	}

@@ -46,14 +46,7 @@ func (r *resolver) resolveRemote(ctx context.Context, target string) (*Result, e
 	if err != nil {
 		return nil, fmt.Errorf("harness %w", err)
 	}
-	data, err := r.readEntry(e)
-	if err != nil {
-		return nil, err
-	}
-	if ref.SHA256(data) != rf.Digest {
-		return nil, fmt.Errorf("harness %s: cache entry changed while being read", rf.URL)
-	}
-	top, err := harness.Parse(rf.URL, data)
+	data, top, err := r.readHarness(e, rf, "harness "+rf.URL)
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func TestRemoteHarnessGraph(t *testing.T) {
 	// The diamond's shared dependency is fetched once: one download of its
 	// SKILL.md blob although two skills depend on it.
 	midSkill := forgetest.GitBlobSHA1(g.Files["skills/mid/SKILL.md"])
-	if c := w.requests("/git/blobs/" + midSkill); c != 1 {
+	if c := w.srv.CountRequests("/git/blobs/" + midSkill); c != 1 {
 		t.Errorf("mid SKILL.md downloaded %d times, want 1", c)
 	}
 	// The harness is rewritten to cache paths.
@@ -179,7 +179,7 @@ func TestPrefixTraversalRejected(t *testing.T) {
 	if !strings.Contains(err.Error(), target) || !strings.Contains(err.Error(), "skills[0] "+w.tree("skills/s")+" -> dependencies[0]") {
 		t.Errorf("error %q lacks the normalised target or the chain", err)
 	}
-	if c := w.requests("attacker"); c != 0 {
+	if c := w.srv.CountRequests("attacker"); c != 0 {
 		t.Errorf("%d requests to the attacker path", c)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -426,14 +427,7 @@ func (r *resolver) fetchBase(ctx context.Context, rf ref.Ref) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := r.readEntry(e)
-	if err != nil {
-		return nil, err
-	}
-	if ref.SHA256(b) != rf.Digest {
-		return nil, fmt.Errorf("%s: cache entry changed while being read", rf.URL)
-	}
-	bh, err := harness.Parse(rf.URL, b)
+	b, bh, err := r.readHarness(e, rf, rf.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -752,7 +746,7 @@ func (r *resolver) readLocal(n *Node) ([]byte, error) {
 			return nil, fmt.Errorf("%s: %w", n.LocalPath, err)
 		}
 		n.Files = n.Files[:0]
-		for _, k := range sortedKeys(files) {
+		for _, k := range slices.Sorted(maps.Keys(files)) {
 			n.Files = append(n.Files, cas.TreeFile{Path: k, SHA256: ref.SHA256(files[k]), Size: int64(len(files[k]))})
 		}
 		content = files["SKILL.md"]
@@ -829,18 +823,20 @@ func (r *resolver) children(n *Node, local []byte) ([]childRef, error) {
 		}
 		return local, nil
 	}
+	readFrontmatter := func(p, name string) (*frontmatter.Frontmatter, error) {
+		data, err := read(p)
+		if err != nil {
+			return nil, err
+		}
+		return frontmatter.Parse(name, data)
+	}
 	var out []childRef
 	switch {
 	case n.Kind == "skill" && n.Type == cas.TypeDirectory:
-		p := filepath.Join(n.LocalPath, "SKILL.md")
-		data, err := read(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("skill directory without SKILL.md")
-			}
-			return nil, err
+		fm, err := readFrontmatter(filepath.Join(n.LocalPath, "SKILL.md"), n.label()+"/SKILL.md")
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("skill directory without SKILL.md")
 		}
-		fm, err := frontmatter.Parse(n.label()+"/SKILL.md", data)
 		if err != nil {
 			return nil, err
 		}
@@ -848,11 +844,7 @@ func (r *resolver) children(n *Node, local []byte) ([]childRef, error) {
 			out = append(out, childRef{field: fmt.Sprintf("dependencies[%d]", i), raw: d, kind: "skill"})
 		}
 	case n.Kind == "agent":
-		data, err := read(n.LocalPath)
-		if err != nil {
-			return nil, err
-		}
-		fm, err := frontmatter.Parse(n.label(), data)
+		fm, err := readFrontmatter(n.LocalPath, n.label())
 		if err != nil {
 			return nil, err
 		}

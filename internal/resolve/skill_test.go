@@ -182,7 +182,7 @@ func TestResolveSkillOutsideAllowlist(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), w.tree("skills/out")+" -> dependencies[0] ") || !strings.Contains(err.Error(), target) {
 		t.Errorf("error %q lacks the chain or the normalised target", err)
 	}
-	if c := w.requests("evil"); c != 0 {
+	if c := w.srv.CountRequests("evil"); c != 0 {
 		t.Errorf("%d requests to the disallowed path", c)
 	}
 	// The skill itself is checked too.

@@ -259,3 +259,23 @@ func (r *Resolver) String() string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// Listener is a server that serves the listener it is given until it is
+// closed, like the egress proxy and the gateway.
+type Listener interface {
+	Serve(net.Listener) error
+	Close() error
+}
+
+// Serve makes s serve a fresh listener on 127.0.0.1 until the test ends,
+// and returns the listener's address (HOST:PORT).
+func Serve(t testing.TB, s Listener) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return ln.Addr().String()
+}

@@ -35,7 +35,8 @@
 // every request; SetTruncated makes tree listings truncated; SetPageSize
 // shrinks GitLab pages; RequireToken makes API requests without the token
 // answer 404 like a private repository; Requests records every request
-// (host, path, token headers) so tests can assert that cache hits make no
+// (host, path, token headers; CountRequests counts those whose path holds a
+// string) so tests can assert that cache hits make no
 // request and that tokens only reach the API host.
 //
 // Handlers report protocol violations by the client (a method other than

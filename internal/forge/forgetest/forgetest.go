@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,17 +121,17 @@ type Server struct {
 	resolver  *fetchtest.Resolver
 	done      chan struct{}
 
-	mu        sync.Mutex
-	repos     map[string]map[string]*snapshot // "owner/repo" -> ref or commit -> snapshot
-	blobs     map[string][]byte
-	tampered  map[string][]byte
-	faults    []*fault
-	latency   time.Duration
-	truncated bool
-	blobJSON  bool
-	pageSize  int
-	token     string
-	requests  []Request
+	fetchtest.RequestLog[Request] // SetLatency, Requests, RequestCount, ResetRequests
+	truncated                     atomic.Bool
+	blobJSON                      atomic.Bool
+	pageSize                      atomic.Int64
+	token                         atomic.Pointer[string]
+
+	mu       sync.Mutex
+	repos    map[string]map[string]*snapshot // "owner/repo" -> ref or commit -> snapshot
+	blobs    map[string][]byte
+	tampered map[string][]byte
+	faults   []*fault
 }
 
 // NewGitHub starts a fake GitHub serving repos (nil for none yet).
@@ -451,63 +452,31 @@ func (s *Server) ClearFaults() {
 	s.faults = nil
 }
 
-// SetLatency delays every request by d before it is answered.
-func (s *Server) SetLatency(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.latency = d
-}
-
 // SetTruncated makes recursive tree listings drop half their entries and
 // say "truncated": true (GitHub).
-func (s *Server) SetTruncated(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.truncated = on
-}
+func (s *Server) SetTruncated(on bool) { s.truncated.Store(on) }
 
 // SetBlobsAsJSON makes blob answers the base64 JSON envelope even when the
 // raw media type is asked for (GitHub).
-func (s *Server) SetBlobsAsJSON(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.blobJSON = on
-}
+func (s *Server) SetBlobsAsJSON(on bool) { s.blobJSON.Store(on) }
 
 // SetPageSize caps GitLab tree pages at n entries (0 = GitLab's 100).
-func (s *Server) SetPageSize(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pageSize = n
-}
+func (s *Server) SetPageSize(n int) { s.pageSize.Store(int64(n)) }
 
 // RequireToken makes API requests without this token answer 404, as for a
 // private repository ("" = no token needed).
-func (s *Server) RequireToken(token string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.token = token
-}
+func (s *Server) RequireToken(token string) { s.token.Store(&token) }
 
-// Requests returns a copy of the request log.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
-}
-
-// RequestCount is len(Requests()).
-func (s *Server) RequestCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.requests)
-}
-
-// ResetRequests empties the request log.
-func (s *Server) ResetRequests() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = nil
+// CountRequests counts the logged requests whose escaped path contains
+// sub.
+func (s *Server) CountRequests(sub string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if strings.Contains(r.Path, sub) {
+			n++
+		}
+	}
+	return n
 }
 
 // ---- request handling ----
@@ -519,9 +488,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		Accept: r.Header.Get("Accept"), Authorization: r.Header.Get("Authorization"),
 		PrivateToken: r.Header.Get("PRIVATE-TOKEN"), Time: time.Now(),
 	}
+	latency := s.Record(req)
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	latency := s.latency
 	var fl *fault
 	for _, f := range s.faults {
 		if f.left != 0 && strings.Contains(req.Path, f.Path) {
@@ -562,10 +530,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case host == s.apiHost && strings.HasPrefix(req.Path, s.apiPrefix+"/"):
-		s.mu.Lock()
-		token := s.token
-		s.mu.Unlock()
-		if token != "" && req.Token() != token {
+		if token := s.token.Load(); token != nil && *token != "" && req.Token() != *token {
 			s.notFound(w)
 			return
 		}

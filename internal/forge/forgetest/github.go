@@ -43,9 +43,7 @@ func (s *Server) ghTree(w http.ResponseWriter, r *http.Request, repo, ref string
 	}
 	recursive := r.URL.Query().Get("recursive") != ""
 	entries := sn.sortedEntries("", recursive)
-	s.mu.Lock()
-	truncated := s.truncated && recursive
-	s.mu.Unlock()
+	truncated := s.truncated.Load() && recursive
 	if truncated {
 		entries = entries[:(len(entries)+1)/2]
 	}
@@ -72,10 +70,7 @@ func (s *Server) ghBlob(w http.ResponseWriter, r *http.Request, sha string) {
 		s.notFound(w)
 		return
 	}
-	s.mu.Lock()
-	asJSON := s.blobJSON
-	s.mu.Unlock()
-	if strings.Contains(r.Header.Get("Accept"), "vnd.github.raw") && !asJSON {
+	if strings.Contains(r.Header.Get("Accept"), "vnd.github.raw") && !s.blobJSON.Load() {
 		w.Header().Set("Content-Type", "application/vnd.github.raw")
 		w.Write(b)
 		return

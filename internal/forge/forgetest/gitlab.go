@@ -49,14 +49,12 @@ func (s *Server) glTree(w http.ResponseWriter, r *http.Request, repo string) {
 	}
 	entries := sn.sortedEntries(path, q.Get("recursive") == "true")
 	per := intQuery(r, "per_page", 20)
-	s.mu.Lock()
 	if per > 100 {
 		per = 100
 	}
-	if s.pageSize > 0 && per > s.pageSize {
-		per = s.pageSize
+	if ps := int(s.pageSize.Load()); ps > 0 && per > ps {
+		per = ps
 	}
-	s.mu.Unlock()
 	if per < 1 {
 		per = 20
 	}

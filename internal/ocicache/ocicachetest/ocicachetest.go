@@ -13,11 +13,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
 
@@ -33,11 +35,11 @@ type Registry struct {
 	srv  *httptest.Server
 	Host string // 127.0.0.1:PORT
 
+	fetchtest.RequestLog[Request] // SetLatency, Requests, RequestCount, ResetRequests
+	down                          atomic.Bool
+
 	mu       sync.Mutex
-	latency  time.Duration
-	down     bool
 	tampered map[ref.Digest][]byte
-	requests []Request
 }
 
 // New starts a registry; it stops when the test ends.
@@ -46,9 +48,9 @@ func New(t testing.TB) *Registry {
 	r := &Registry{t: t, tampered: map[ref.Digest][]byte{}}
 	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		lat := r.Record(Request{Method: req.Method, Path: req.URL.Path})
+		down := r.down.Load()
 		r.mu.Lock()
-		r.requests = append(r.requests, Request{Method: req.Method, Path: req.URL.Path})
-		lat, down := r.latency, r.down
 		var bad []byte
 		if req.Method == http.MethodGet {
 			if _, hex, ok := strings.Cut(req.URL.Path, "/blobs/sha256:"); ok {
@@ -79,46 +81,14 @@ func New(t testing.TB) *Registry {
 // Repository returns HOST/path.
 func (r *Registry) Repository(path string) string { return r.Host + "/" + path }
 
-// SetLatency delays every request by d.
-func (r *Registry) SetLatency(d time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.latency = d
-}
-
 // SetDown makes every request fail with 503 (on) or be served (off).
-func (r *Registry) SetDown(on bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.down = on
-}
+func (r *Registry) SetDown(on bool) { r.down.Store(on) }
 
 // TamperBlob makes GETs of the blob sha256:d answer content instead.
 func (r *Registry) TamperBlob(d ref.Digest, content []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tampered[d] = append([]byte{}, content...)
-}
-
-// Requests returns the requests received so far.
-func (r *Registry) Requests() []Request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Request(nil), r.requests...)
-}
-
-// RequestCount is len(Requests()).
-func (r *Registry) RequestCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.requests)
-}
-
-// ResetRequests forgets the requests received so far.
-func (r *Registry) ResetRequests() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests = nil
 }
 
 // PushBlob uploads b to repo (the path below the host) directly, outside
