@@ -4,30 +4,24 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/yamlx/yamlxtest"
 )
 
 func TestParseErrors(t *testing.T) {
-	cases := []struct {
-		name, in string
-		err      error
-		want     string
-	}{
-		{"syntax", "a: [1\nb: 2\n", ErrSyntax, "f.yaml:"},
-		{"duplicate", "a: 1\nb: 2\na: 3\n", ErrDuplicate, "f.yaml:3: a: duplicate key: first set on line 1"},
-		{"nested duplicate", "a:\n  x: 1\n  x: 2\n", ErrDuplicate, "f.yaml:3: a.x"},
-		{"alias", "a: &x 1\nb: *x\n", ErrValue, "f.yaml:2: b"},
-		{"merge", "a: &x {k: 1}\nb:\n  <<: {k: 2}\n", ErrValue, "f.yaml:3: b"},
-		{"not mapping", "- a\n", ErrType, "f.yaml:1"},
-		{"too large", strings.Repeat("#", MaxFileSize+1), ErrTooLarge, "f.yaml"},
+	cases := []yamlxtest.ErrorCase{
+		{Name: "syntax", In: "a: [1\nb: 2\n", Want: "f.yaml:", Err: ErrSyntax},
+		{Name: "duplicate", In: "a: 1\nb: 2\na: 3\n", Want: "f.yaml:3: a: duplicate key: first set on line 1", Err: ErrDuplicate},
+		{Name: "nested duplicate", In: "a:\n  x: 1\n  x: 2\n", Want: "f.yaml:3: a.x", Err: ErrDuplicate},
+		{Name: "alias", In: "a: &x 1\nb: *x\n", Want: "f.yaml:2: b", Err: ErrValue},
+		{Name: "merge", In: "a: &x {k: 1}\nb:\n  <<: {k: 2}\n", Want: "f.yaml:3: b", Err: ErrValue},
+		{Name: "not mapping", In: "- a\n", Want: "f.yaml:1", Err: ErrType},
+		{Name: "too large", In: strings.Repeat("#", MaxFileSize+1), Want: "f.yaml", Err: ErrTooLarge},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("f.yaml", []byte(c.in))
-			if !errors.Is(err, c.err) || !strings.HasPrefix(err.Error(), c.want) {
-				t.Fatalf("err = %v, want %v prefixed %q", err, c.err, c.want)
-			}
-		})
-	}
+	yamlxtest.CheckErrors(t, cases, func(in []byte) error {
+		_, err := Parse("f.yaml", in)
+		return err
+	})
 	n, err := Parse("f.yaml", []byte("---\n# only a comment\n"))
 	if err != nil || n != nil {
 		t.Fatalf("empty doc: %v %v", n, err)
