@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
@@ -728,7 +727,7 @@ func forge(f *yamlx.Fields, key string, h *Harness) error {
 			return err
 		}
 		o.origins = rekey(o.origins, field+".")
-		o.set = rekeySet(o.set, field+".")
+		o.set = rekey(o.set, field+".")
 		h.Forge[name] = o
 		// Keep overlay positions on the parent too, under their full names.
 		for k, p := range o.origins {
@@ -743,16 +742,8 @@ func forge(f *yamlx.Fields, key string, h *Harness) error {
 
 // rekey strips prefix from the keys (overlay fields are decoded with their
 // full path; inside the overlay they are plain field names).
-func rekey(m map[string]Pos, prefix string) map[string]Pos {
-	out := make(map[string]Pos, len(m))
-	for k, v := range m {
-		out[strings.TrimPrefix(k, prefix)] = v
-	}
-	return out
-}
-
-func rekeySet(m map[string]bool, prefix string) map[string]bool {
-	out := make(map[string]bool, len(m))
+func rekey[V any](m map[string]V, prefix string) map[string]V {
+	out := make(map[string]V, len(m))
 	for k, v := range m {
 		out[strings.TrimPrefix(k, prefix)] = v
 	}
@@ -807,14 +798,4 @@ func (h *Harness) ApplyForge(name string) error {
 	m.Base = h.Base
 	*h = *m
 	return nil
-}
-
-// sortedKeys returns the keys of m sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

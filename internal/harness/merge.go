@@ -255,10 +255,10 @@ func mergeSecurity(b, c Security, file string, notices []string) (Security, []st
 	s.ContextInjection = stricterBool(b.ContextInjection, c.ContextInjection)
 	if b.SandboxHooks != nil || c.SandboxHooks != nil {
 		s.SandboxHooks = map[string]bool{}
-		for _, k := range sortedKeys(b.SandboxHooks) {
+		for _, k := range slices.Sorted(maps.Keys(b.SandboxHooks)) {
 			s.SandboxHooks[k] = b.SandboxHooks[k]
 		}
-		for _, k := range sortedKeys(c.SandboxHooks) {
+		for _, k := range slices.Sorted(maps.Keys(c.SandboxHooks)) {
 			v := c.SandboxHooks[k]
 			if prev, ok := s.SandboxHooks[k]; ok && prev && !v {
 				notices = append(notices, fmt.Sprintf("%s: security.sandbox_hooks.%s: false ignored; the base sets true and a child cannot weaken it", file, k))
