@@ -696,16 +696,9 @@ func splitProviders(f *yamlx.Fields, key string, l []string, h *Harness) error {
 }
 
 func validProviderName(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return config.ValidChars(s, 128, func(_ int, c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	})
 }
 
 // forge decodes the forge.<name> overlays, each into its own Harness.
@@ -751,16 +744,9 @@ func rekey[V any](m map[string]V, prefix string) map[string]V {
 }
 
 func validForgeName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return config.ValidChars(s, 64, func(_ int, c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	})
 }
 
 // ApplyForge merges the forge.<name> overlay into h (with the base/child

@@ -714,3 +714,28 @@ func TestEmptyListEntryRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestNameRules(t *testing.T) {
+	for _, c := range []struct {
+		s               string
+		provider, forge bool
+	}{
+		{"", false, false},
+		{"github", true, true},
+		{"git-lab_2", true, true},
+		{"GitHub", true, false},
+		{"a.b", false, false},
+		{"a/b", false, false},
+		{strings.Repeat("a", 64), true, true},
+		{strings.Repeat("a", 65), true, false},
+		{strings.Repeat("a", 128), true, false},
+		{strings.Repeat("a", 129), false, false},
+	} {
+		if got := validProviderName(c.s); got != c.provider {
+			t.Errorf("validProviderName(%.20q) = %v", c.s, got)
+		}
+		if got := validForgeName(c.s); got != c.forge {
+			t.Errorf("validForgeName(%.20q) = %v", c.s, got)
+		}
+	}
+}
