@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -153,15 +152,10 @@ func DefaultForges() []Forge {
 // Notices are one-line messages for the user (ignored keys, warnings).
 func Load(fullsendDir string) (*Config, []string, error) {
 	p := filepath.Join(fullsendDir, FileName)
-	f, err := os.Open(p)
+	data, err := yamlx.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return Default(), nil, nil
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("config %s: %w", p, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("config %s: %w", p, err)
 	}

@@ -2,6 +2,8 @@ package yamlx
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,5 +69,32 @@ func TestScalars(t *testing.T) {
 	}
 	if _, err := Bool("f", "n", pairs[vals["n"]][1]); !errors.Is(err, ErrType) {
 		t.Fatal("Bool(5)")
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.yaml")
+	if err := os.WriteFile(small, []byte("a: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFile(small); err != nil || string(b) != "a: 1\n" {
+		t.Fatalf("small: %q %v", b, err)
+	}
+	// A larger file is read no further than one byte over the bound, and
+	// Parse refuses what was read.
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte(strings.Repeat("#", 2*MaxFileSize)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadFile(big)
+	if err != nil || len(b) != MaxFileSize+1 {
+		t.Fatalf("big: %d bytes, %v", len(b), err)
+	}
+	if _, err := Parse(big, b); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("big: Parse: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing: %v", err)
 	}
 }
