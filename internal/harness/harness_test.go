@@ -222,10 +222,7 @@ func setValue(v string) func(string) string {
 func TestLibrariesMalformedVariants(t *testing.T) {
 	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
 		dir := lib.Dir
-		cfg, _, err := config.Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := loadConfig(t, dir)
 		src, err := os.ReadFile(filepath.Join(dir, "harness", lib.Main+".yaml"))
 		if err != nil {
 			t.Fatal(err)
