@@ -316,23 +316,4 @@ func TestNameRules(t *testing.T) {
 			t.Errorf("ValidEnvName(%.20q) = %v", c.s, got)
 		}
 	}
-	digitLater := func(i int, ch byte) bool { return ch == 'x' || i > 0 && ch == '1' }
-	for _, c := range []struct {
-		s    string
-		max  int
-		want bool
-	}{
-		{"", 0, false},
-		{"", 3, false},
-		{"xxx", 3, true},
-		{"xxxx", 3, false},
-		{"xxxx", 0, true},
-		{"x1", 0, true},
-		{"1x", 0, false},
-		{"xy", 0, false},
-	} {
-		if got := ValidChars(c.s, c.max, digitLater); got != c.want {
-			t.Errorf("ValidChars(%q, %d) = %v", c.s, c.max, got)
-		}
-	}
 }
