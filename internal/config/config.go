@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -153,15 +152,10 @@ func DefaultForges() []Forge {
 // Notices are one-line messages for the user (ignored keys, warnings).
 func Load(fullsendDir string) (*Config, []string, error) {
 	p := filepath.Join(fullsendDir, FileName)
-	f, err := os.Open(p)
+	data, err := yamlx.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return Default(), nil, nil
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("config %s: %w", p, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("config %s: %w", p, err)
 	}
@@ -321,26 +315,27 @@ func (w *configYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
 }
 
 func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
-			return false
-		}
-	}
-	return true
+	return ValidChars(s, 0, func(_ int, ch byte) bool {
+		return ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_'
+	})
 }
 
 // ValidEnvName reports whether s is a POSIX environment variable name.
 func ValidEnvName(s string) bool {
-	if s == "" {
+	return ValidChars(s, 0, func(i int, ch byte) bool {
+		return ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || ch == '_' || i > 0 && ch >= '0' && ch <= '9'
+	})
+}
+
+// ValidChars reports whether the name s is non-empty, at most maxLen bytes
+// long (maxLen 0: no bound) and made only of bytes ok accepts (ch at index i):
+// the shape of every name rule of config files and harnesses.
+func ValidChars(s string, maxLen int, ok func(i int, ch byte) bool) bool {
+	if s == "" || maxLen > 0 && len(s) > maxLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if !(ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || ch == '_' || i > 0 && ch >= '0' && ch <= '9') {
+		if !ok(i, s[i]) {
 			return false
 		}
 	}

@@ -292,3 +292,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestNameRules(t *testing.T) {
+	for _, c := range []struct {
+		s         string
+		name, env bool
+	}{
+		{"", false, false},
+		{"claude", true, true},
+		{"claude-2_x", true, false},
+		{"Claude", false, true},
+		{"GH_TOKEN", false, true},
+		{"A1", false, true},
+		{"1a", true, false}, // an env name does not start with a digit
+		{"a.b", false, false},
+		{"é", false, false},
+		{strings.Repeat("a", 4096), true, true}, // no length bound
+	} {
+		if got := validName(c.s); got != c.name {
+			t.Errorf("validName(%.20q) = %v", c.s, got)
+		}
+		if got := ValidEnvName(c.s); got != c.env {
+			t.Errorf("ValidEnvName(%.20q) = %v", c.s, got)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
+	"github.com/fullsend-ai/fullsend/internal/yamlx/yamlxtest"
 )
 
 func TestParse(t *testing.T) {
@@ -63,26 +64,19 @@ func TestLenientColons(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	cases := []struct {
-		name, in, want string
-		err            error
-	}{
-		{"unclosed", "---\nname: x\n", "a.md:1", yamlx.ErrSyntax},
-		{"bad yaml", "---\nname: [x\n---\n", "a.md:", yamlx.ErrSyntax},
-		{"duplicate", "---\nname: x\nname: y\n---\n", "a.md:3: name", yamlx.ErrDuplicate},
-		{"skills mapping", "---\nskills: {a: 1}\n---\n", "a.md:2: skills", yamlx.ErrType},
-		{"empty dep", "---\ndependencies: ['']\n---\n", "a.md:2: dependencies[0]", yamlx.ErrValue},
-		{"too large", "---\nx: " + strings.Repeat("a", MaxSize+10) + "\n---\n", "a.md:1", yamlx.ErrTooLarge},
-		{"not mapping", "---\n- a\n---\n", "a.md:2", yamlx.ErrType},
+	cases := []yamlxtest.ErrorCase{
+		{Name: "unclosed", In: "---\nname: x\n", Want: "a.md:1", Err: yamlx.ErrSyntax},
+		{Name: "bad yaml", In: "---\nname: [x\n---\n", Want: "a.md:", Err: yamlx.ErrSyntax},
+		{Name: "duplicate", In: "---\nname: x\nname: y\n---\n", Want: "a.md:3: name", Err: yamlx.ErrDuplicate},
+		{Name: "skills mapping", In: "---\nskills: {a: 1}\n---\n", Want: "a.md:2: skills", Err: yamlx.ErrType},
+		{Name: "empty dep", In: "---\ndependencies: ['']\n---\n", Want: "a.md:2: dependencies[0]", Err: yamlx.ErrValue},
+		{Name: "too large", In: "---\nx: " + strings.Repeat("a", MaxSize+10) + "\n---\n", Want: "a.md:1", Err: yamlx.ErrTooLarge},
+		{Name: "not mapping", In: "---\n- a\n---\n", Want: "a.md:2", Err: yamlx.ErrType},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("a.md", []byte(c.in))
-			if !errors.Is(err, c.err) || !strings.HasPrefix(err.Error(), c.want) {
-				t.Fatalf("err = %v, want %v prefixed %q", err, c.err, c.want)
-			}
-		})
-	}
+	yamlxtest.CheckErrors(t, cases, func(in []byte) error {
+		_, err := Parse("a.md", in)
+		return err
+	})
 }
 
 // libraryFiles lists the Markdown files of an agents library's agents/

@@ -25,14 +25,21 @@ func libraryHarnesses(t testing.TB, lib corpustest.Library) []string {
 // real one loads and checks, alone and with each of its forge overlays;
 // with an overlay applied no overlay field is left and every reference is
 // resolved (or is a ${VAR} host file, or optional). github, gitlab and jira
+// loadConfig loads the config.yaml of the fullsend dir dir.
+func loadConfig(t testing.TB, dir string) *config.Config {
+	t.Helper()
+	cfg, _, err := config.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // overlays are all exercised.
 func TestLibrariesValidate(t *testing.T) {
 	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
 		dir := lib.Dir
-		cfg, _, err := config.Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := loadConfig(t, dir)
 		forgesSeen := map[string]bool{}
 		for _, f := range libraryHarnesses(t, lib) {
 			name := strings.TrimSuffix(filepath.Base(f), ".yaml")
@@ -89,10 +96,7 @@ func TestLibrariesValidate(t *testing.T) {
 // overlay as the composition rules say.
 func TestLibraryBaseChain(t *testing.T) {
 	lib := corpustest.Own(t)
-	cfg, _, err := config.Load(lib.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadConfig(t, lib.Dir)
 	file := filepath.Join(lib.Dir, "harness", "inspect-nightly.yaml")
 	h, err := Load(file, LoadOptions{Root: lib.Dir, Config: cfg, Forge: "github"})
 	if err != nil {
@@ -134,10 +138,7 @@ func TestLibraryBaseChain(t *testing.T) {
 func BenchmarkLoadCheckCode(b *testing.B) {
 	lib := corpustest.Corpus(b)
 	dir := lib.Dir
-	cfg, _, err := config.Load(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := loadConfig(b, dir)
 	p := filepath.Join(dir, "harness", lib.Main+".yaml")
 	for b.Loop() {
 		h, err := Load(p, LoadOptions{Root: dir, Config: cfg, Forge: "github"})

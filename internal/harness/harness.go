@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
@@ -697,16 +696,9 @@ func splitProviders(f *yamlx.Fields, key string, l []string, h *Harness) error {
 }
 
 func validProviderName(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return config.ValidChars(s, 128, func(_ int, c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	})
 }
 
 // forge decodes the forge.<name> overlays, each into its own Harness.
@@ -728,7 +720,7 @@ func forge(f *yamlx.Fields, key string, h *Harness) error {
 			return err
 		}
 		o.origins = rekey(o.origins, field+".")
-		o.set = rekeySet(o.set, field+".")
+		o.set = rekey(o.set, field+".")
 		h.Forge[name] = o
 		// Keep overlay positions on the parent too, under their full names.
 		for k, p := range o.origins {
@@ -743,16 +735,8 @@ func forge(f *yamlx.Fields, key string, h *Harness) error {
 
 // rekey strips prefix from the keys (overlay fields are decoded with their
 // full path; inside the overlay they are plain field names).
-func rekey(m map[string]Pos, prefix string) map[string]Pos {
-	out := make(map[string]Pos, len(m))
-	for k, v := range m {
-		out[strings.TrimPrefix(k, prefix)] = v
-	}
-	return out
-}
-
-func rekeySet(m map[string]bool, prefix string) map[string]bool {
-	out := make(map[string]bool, len(m))
+func rekey[V any](m map[string]V, prefix string) map[string]V {
+	out := make(map[string]V, len(m))
 	for k, v := range m {
 		out[strings.TrimPrefix(k, prefix)] = v
 	}
@@ -760,16 +744,9 @@ func rekeySet(m map[string]bool, prefix string) map[string]bool {
 }
 
 func validForgeName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return config.ValidChars(s, 64, func(_ int, c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	})
 }
 
 // ApplyForge merges the forge.<name> overlay into h (with the base/child
@@ -807,14 +784,4 @@ func (h *Harness) ApplyForge(name string) error {
 	m.Base = h.Base
 	*h = *m
 	return nil
-}
-
-// sortedKeys returns the keys of m sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

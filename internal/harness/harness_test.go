@@ -14,6 +14,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
+	"github.com/fullsend-ai/fullsend/internal/yamlx/yamlxtest"
 )
 
 const pin = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -145,48 +146,41 @@ func TestValidateGood(t *testing.T) {
 
 // malformed variants of a harness: each must fail naming file, line and
 // field.
-var malformed = []struct {
-	name, yaml, want string
-	err              error
-}{
-	{"unknown field", "agent: agents/a.md\nagnet: x\n", "h.yaml:2: agnet: unknown field", yamlx.ErrUnknownField},
-	{"unknown nested", "validation_loop:\n  schema: schemas/r.schema.json\n  max_iteration: 2\n", "h.yaml:3: validation_loop.max_iteration", yamlx.ErrUnknownField},
-	{"unknown host_files key", "host_files:\n  - src: env/x.env\n    dst: /tmp/x\n", "h.yaml:3: host_files[0].dst", yamlx.ErrUnknownField},
-	{"unknown in forge overlay", "forge:\n  github:\n    skils: [skills/s1]\n", "h.yaml:3: forge.github.skils", yamlx.ErrUnknownField},
-	{"base inside overlay", "forge:\n  github:\n    base: x.yaml\n", "h.yaml:3: forge.github.base", yamlx.ErrUnknownField},
-	{"security in overlay", "forge:\n  github:\n    security: {fail_mode: open}\n", "h.yaml:3: forge.github.security", yamlx.ErrUnknownField},
-	{"unknown security", "security:\n  failmode: open\n", "h.yaml:2: security.failmode", yamlx.ErrUnknownField},
-	{"unknown hook", "security:\n  sandbox_hooks: {tirth: true}\n", "h.yaml:2: security.sandbox_hooks.tirth", yamlx.ErrUnknownField},
-	{"fail mode", "security: {fail_mode: sometimes}\n", "h.yaml:1: security.fail_mode", yamlx.ErrValue},
-	{"skills not list", "skills: skills/s1\n", "h.yaml:1: skills", yamlx.ErrType},
-	{"agent list", "agent: [a]\n", "h.yaml:1: agent", yamlx.ErrType},
-	{"timeout text", "timeout_minutes: soon\n", "h.yaml:1: timeout_minutes", yamlx.ErrType},
-	{"timeout zero", "timeout_minutes: 0\n", "h.yaml:1: timeout_minutes", yamlx.ErrValue},
-	{"max iterations", "validation_loop: {schema: s, max_iterations: 0}\n", "h.yaml:1: validation_loop.max_iterations", yamlx.ErrValue},
-	{"max fetches zero", "max_runtime_fetches: 0\n", "h.yaml:1: max_runtime_fetches", yamlx.ErrValue},
-	{"readonly text", "readonly_repo: yes please\n", "h.yaml:1: readonly_repo", yamlx.ErrType},
-	{"env name", "env:\n  runner:\n    BAD-NAME: x\n", "h.yaml:3: env.runner.BAD-NAME", yamlx.ErrValue},
-	{"env unknown", "env:\n  host: {A: b}\n", "h.yaml:2: env.host", yamlx.ErrUnknownField},
-	{"host file no dest", "host_files:\n  - src: env/x.env\n", "h.yaml:2: host_files[0].dest", yamlx.ErrValue},
-	{"forge name", "forge:\n  GitHub: {}\n", "h.yaml:2: forge.GitHub", yamlx.ErrValue},
-	{"duplicate key", "agent: a\nagent: b\n", "h.yaml:2: agent: duplicate key", yamlx.ErrDuplicate},
-	{"syntax", "agent: [\n", "h.yaml:", yamlx.ErrSyntax},
-	{"overlay refusal reason", "forge:\n  gitlab:\n    allowed_remote_resources: []\n", "h.yaml:3: forge.gitlab.allowed_remote_resources: unknown field: not allowed inside a forge overlay", yamlx.ErrUnknownField},
-	{"host file no src", "host_files:\n  - dest: /tmp/x\n", "h.yaml:2: host_files[0].src: invalid value: required", yamlx.ErrValue},
-	{"env unknown checks names first", "env:\n  host: {A-B: x}\n", "h.yaml:2: env.host.A-B: invalid value", yamlx.ErrValue},
-	{"env unknown checks values first", "env:\n  host: [x]\n", "h.yaml:2: env.host: wrong type", yamlx.ErrType},
-	{"openshell unknown", "openshell: {profile: [x]}\n", "h.yaml:1: openshell.profile", yamlx.ErrUnknownField},
+var malformed = []yamlxtest.ErrorCase{
+	{Name: "unknown field", In: "agent: agents/a.md\nagnet: x\n", Want: "h.yaml:2: agnet: unknown field", Err: yamlx.ErrUnknownField},
+	{Name: "unknown nested", In: "validation_loop:\n  schema: schemas/r.schema.json\n  max_iteration: 2\n", Want: "h.yaml:3: validation_loop.max_iteration", Err: yamlx.ErrUnknownField},
+	{Name: "unknown host_files key", In: "host_files:\n  - src: env/x.env\n    dst: /tmp/x\n", Want: "h.yaml:3: host_files[0].dst", Err: yamlx.ErrUnknownField},
+	{Name: "unknown in forge overlay", In: "forge:\n  github:\n    skils: [skills/s1]\n", Want: "h.yaml:3: forge.github.skils", Err: yamlx.ErrUnknownField},
+	{Name: "base inside overlay", In: "forge:\n  github:\n    base: x.yaml\n", Want: "h.yaml:3: forge.github.base", Err: yamlx.ErrUnknownField},
+	{Name: "security in overlay", In: "forge:\n  github:\n    security: {fail_mode: open}\n", Want: "h.yaml:3: forge.github.security", Err: yamlx.ErrUnknownField},
+	{Name: "unknown security", In: "security:\n  failmode: open\n", Want: "h.yaml:2: security.failmode", Err: yamlx.ErrUnknownField},
+	{Name: "unknown hook", In: "security:\n  sandbox_hooks: {tirth: true}\n", Want: "h.yaml:2: security.sandbox_hooks.tirth", Err: yamlx.ErrUnknownField},
+	{Name: "fail mode", In: "security: {fail_mode: sometimes}\n", Want: "h.yaml:1: security.fail_mode", Err: yamlx.ErrValue},
+	{Name: "skills not list", In: "skills: skills/s1\n", Want: "h.yaml:1: skills", Err: yamlx.ErrType},
+	{Name: "agent list", In: "agent: [a]\n", Want: "h.yaml:1: agent", Err: yamlx.ErrType},
+	{Name: "timeout text", In: "timeout_minutes: soon\n", Want: "h.yaml:1: timeout_minutes", Err: yamlx.ErrType},
+	{Name: "timeout zero", In: "timeout_minutes: 0\n", Want: "h.yaml:1: timeout_minutes", Err: yamlx.ErrValue},
+	{Name: "max iterations", In: "validation_loop: {schema: s, max_iterations: 0}\n", Want: "h.yaml:1: validation_loop.max_iterations", Err: yamlx.ErrValue},
+	{Name: "max fetches zero", In: "max_runtime_fetches: 0\n", Want: "h.yaml:1: max_runtime_fetches", Err: yamlx.ErrValue},
+	{Name: "readonly text", In: "readonly_repo: yes please\n", Want: "h.yaml:1: readonly_repo", Err: yamlx.ErrType},
+	{Name: "env name", In: "env:\n  runner:\n    BAD-NAME: x\n", Want: "h.yaml:3: env.runner.BAD-NAME", Err: yamlx.ErrValue},
+	{Name: "env unknown", In: "env:\n  host: {A: b}\n", Want: "h.yaml:2: env.host", Err: yamlx.ErrUnknownField},
+	{Name: "host file no dest", In: "host_files:\n  - src: env/x.env\n", Want: "h.yaml:2: host_files[0].dest", Err: yamlx.ErrValue},
+	{Name: "forge name", In: "forge:\n  GitHub: {}\n", Want: "h.yaml:2: forge.GitHub", Err: yamlx.ErrValue},
+	{Name: "duplicate key", In: "agent: a\nagent: b\n", Want: "h.yaml:2: agent: duplicate key", Err: yamlx.ErrDuplicate},
+	{Name: "syntax", In: "agent: [\n", Want: "h.yaml:", Err: yamlx.ErrSyntax},
+	{Name: "overlay refusal reason", In: "forge:\n  gitlab:\n    allowed_remote_resources: []\n", Want: "h.yaml:3: forge.gitlab.allowed_remote_resources: unknown field: not allowed inside a forge overlay", Err: yamlx.ErrUnknownField},
+	{Name: "host file no src", In: "host_files:\n  - dest: /tmp/x\n", Want: "h.yaml:2: host_files[0].src: invalid value: required", Err: yamlx.ErrValue},
+	{Name: "env unknown checks names first", In: "env:\n  host: {A-B: x}\n", Want: "h.yaml:2: env.host.A-B: invalid value", Err: yamlx.ErrValue},
+	{Name: "env unknown checks values first", In: "env:\n  host: [x]\n", Want: "h.yaml:2: env.host: wrong type", Err: yamlx.ErrType},
+	{Name: "openshell unknown", In: "openshell: {profile: [x]}\n", Want: "h.yaml:1: openshell.profile", Err: yamlx.ErrUnknownField},
 }
 
 func TestParseMalformed(t *testing.T) {
-	for _, tc := range malformed {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse("h.yaml", []byte(tc.yaml))
-			if !errors.Is(err, tc.err) || !strings.HasPrefix(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want %v prefixed %q", err, tc.err, tc.want)
-			}
-		})
-	}
+	yamlxtest.CheckErrors(t, malformed, func(in []byte) error {
+		_, err := Parse("h.yaml", in)
+		return err
+	})
 }
 
 // lineEdit changes one line of a harness: the line is found by following
@@ -228,10 +222,7 @@ func setValue(v string) func(string) string {
 func TestLibrariesMalformedVariants(t *testing.T) {
 	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
 		dir := lib.Dir
-		cfg, _, err := config.Load(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := loadConfig(t, dir)
 		src, err := os.ReadFile(filepath.Join(dir, "harness", lib.Main+".yaml"))
 		if err != nil {
 			t.Fatal(err)
@@ -655,7 +646,7 @@ func TestFindRoot(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(goodHarness))
 	for _, m := range malformed {
-		f.Add([]byte(m.yaml))
+		f.Add([]byte(m.In))
 	}
 	for _, dir := range corpustest.Seeds(f) {
 		files, _ := filepath.Glob(filepath.Join(dir, "harness", "*.yaml"))
@@ -717,6 +708,31 @@ func TestEmptyListEntryRefused(t *testing.T) {
 		_, err := Parse("h.yaml", []byte(tc.yaml))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q: error %v, want %s", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func TestNameRules(t *testing.T) {
+	for _, c := range []struct {
+		s               string
+		provider, forge bool
+	}{
+		{"", false, false},
+		{"github", true, true},
+		{"git-lab_2", true, true},
+		{"GitHub", true, false},
+		{"a.b", false, false},
+		{"a/b", false, false},
+		{strings.Repeat("a", 64), true, true},
+		{strings.Repeat("a", 65), true, false},
+		{strings.Repeat("a", 128), true, false},
+		{strings.Repeat("a", 129), false, false},
+	} {
+		if got := validProviderName(c.s); got != c.provider {
+			t.Errorf("validProviderName(%.20q) = %v", c.s, got)
+		}
+		if got := validForgeName(c.s); got != c.forge {
+			t.Errorf("validForgeName(%.20q) = %v", c.s, got)
 		}
 	}
 }

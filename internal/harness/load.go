@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
@@ -466,7 +468,7 @@ func remoteRefusals(h *Harness, prefix string) error {
 	}
 	if len(h.Env.Runner) > 0 {
 		field := prefix + "env.runner"
-		k := sortedKeys(h.Env.Runner)[0]
+		k := slices.Sorted(maps.Keys(h.Env.Runner))[0]
 		pos := h.Pos(field+"."+k, h.Env.Runner[k])
 		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field + "." + k, Err: ErrRemoteRunnerEnv}
 	}
@@ -474,7 +476,7 @@ func remoteRefusals(h *Harness, prefix string) error {
 		name string
 		m    map[string]string
 	}{{"env.sandbox", h.Env.Sandbox}} {
-		for _, k := range sortedKeys(e.m) {
+		for _, k := range slices.Sorted(maps.Keys(e.m)) {
 			if strings.Contains(e.m[k], "${") {
 				field := prefix + e.name + "." + k
 				pos := h.Pos(field, e.m[k])

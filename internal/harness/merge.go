@@ -48,40 +48,22 @@ func Merge(base, child *Harness) *Harness {
 	maps.Copy(m.origins, child.origins)
 	m.Notices = append(slices.Clone(base.Notices), child.Notices...)
 
-	pick := func(field, b, c string) string {
-		if child.set[field] {
-			return c
-		}
-		return b
-	}
 	m.Base = child.Base
-	m.Agent = pick("agent", base.Agent, child.Agent)
-	m.Doc = pick("doc", base.Doc, child.Doc)
-	m.Model = pick("model", base.Model, child.Model)
-	m.Image = pick("image", base.Image, child.Image)
-	m.Runtime = pick("runtime", base.Runtime, child.Runtime)
-	m.Policy = pick("policy", base.Policy, child.Policy)
-	m.Role = pick("role", base.Role, child.Role)
-	m.Slug = pick("slug", base.Slug, child.Slug)
-	m.PreScript = pick("pre_script", base.PreScript, child.PreScript)
-	m.PostScript = pick("post_script", base.PostScript, child.PostScript)
-	m.TimeoutMinutes = base.TimeoutMinutes
-	if child.set["timeout_minutes"] {
-		m.TimeoutMinutes = child.TimeoutMinutes
-	}
-	m.SandboxTimeoutSeconds = base.SandboxTimeoutSeconds
-	if child.set["sandbox_timeout_seconds"] {
-		m.SandboxTimeoutSeconds = child.SandboxTimeoutSeconds
-	}
-	m.Effort = pick("effort", base.Effort, child.Effort)
-	m.AllowRuntimeFetch = base.AllowRuntimeFetch
-	if child.set["allow_runtime_fetch"] {
-		m.AllowRuntimeFetch = child.AllowRuntimeFetch
-	}
-	m.MaxRuntimeFetches = base.MaxRuntimeFetches
-	if child.set["max_runtime_fetches"] {
-		m.MaxRuntimeFetches = child.MaxRuntimeFetches
-	}
+	m.Agent = pick(child, "agent", base.Agent, child.Agent)
+	m.Doc = pick(child, "doc", base.Doc, child.Doc)
+	m.Model = pick(child, "model", base.Model, child.Model)
+	m.Image = pick(child, "image", base.Image, child.Image)
+	m.Runtime = pick(child, "runtime", base.Runtime, child.Runtime)
+	m.Policy = pick(child, "policy", base.Policy, child.Policy)
+	m.Role = pick(child, "role", base.Role, child.Role)
+	m.Slug = pick(child, "slug", base.Slug, child.Slug)
+	m.PreScript = pick(child, "pre_script", base.PreScript, child.PreScript)
+	m.PostScript = pick(child, "post_script", base.PostScript, child.PostScript)
+	m.TimeoutMinutes = pick(child, "timeout_minutes", base.TimeoutMinutes, child.TimeoutMinutes)
+	m.SandboxTimeoutSeconds = pick(child, "sandbox_timeout_seconds", base.SandboxTimeoutSeconds, child.SandboxTimeoutSeconds)
+	m.Effort = pick(child, "effort", base.Effort, child.Effort)
+	m.AllowRuntimeFetch = pick(child, "allow_runtime_fetch", base.AllowRuntimeFetch, child.AllowRuntimeFetch)
+	m.MaxRuntimeFetches = pick(child, "max_runtime_fetches", base.MaxRuntimeFetches, child.MaxRuntimeFetches)
 	m.ReadonlyRepo = base.ReadonlyRepo || child.ReadonlyRepo
 	if base.ReadonlyRepo && child.set["readonly_repo"] && !child.ReadonlyRepo {
 		m.Notices = append(m.Notices, fmt.Sprintf("%s: readonly_repo: false ignored; the base sets true and a child cannot weaken it", child.File))
@@ -105,6 +87,15 @@ func Merge(base, child *Harness) *Harness {
 
 	m.Forge = mergeForges(base.Forge, child.Forge)
 	return m
+}
+
+// pick returns the child's value of field when the child sets field, else
+// the base's.
+func pick[T any](child *Harness, field string, b, c T) T {
+	if child.set[field] {
+		return c
+	}
+	return b
 }
 
 // mergeValidationLoop merges validation_loop per key, the child's keys
@@ -264,10 +255,10 @@ func mergeSecurity(b, c Security, file string, notices []string) (Security, []st
 	s.ContextInjection = stricterBool(b.ContextInjection, c.ContextInjection)
 	if b.SandboxHooks != nil || c.SandboxHooks != nil {
 		s.SandboxHooks = map[string]bool{}
-		for _, k := range sortedKeys(b.SandboxHooks) {
+		for _, k := range slices.Sorted(maps.Keys(b.SandboxHooks)) {
 			s.SandboxHooks[k] = b.SandboxHooks[k]
 		}
-		for _, k := range sortedKeys(c.SandboxHooks) {
+		for _, k := range slices.Sorted(maps.Keys(c.SandboxHooks)) {
 			v := c.SandboxHooks[k]
 			if prev, ok := s.SandboxHooks[k]; ok && prev && !v {
 				notices = append(notices, fmt.Sprintf("%s: security.sandbox_hooks.%s: false ignored; the base sets true and a child cannot weaken it", file, k))

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
@@ -43,7 +45,7 @@ func (h *Harness) checkEnvNames(cfg *config.Config, prefix string) error {
 		name string
 		m    map[string]string
 	}{{"env.runner", h.Env.Runner}, {"env.sandbox", h.Env.Sandbox}} {
-		for _, k := range sortedKeys(e.m) {
+		for _, k := range slices.Sorted(maps.Keys(e.m)) {
 			if err := cfg.CheckEnvName(k); err != nil {
 				field := prefix + e.name + "." + k
 				pos := h.Pos(field, "")

@@ -5,9 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
@@ -88,15 +86,10 @@ func unacceptable(rule string) bool {
 // The file is capped at yamlx.MaxFileSize and must parse as ParseAcceptances
 // says: any error names the file, the line and the field.
 func LoadAcceptances(path string) (*Acceptances, error) {
-	f, err := os.Open(path)
+	data, err := yamlx.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("scan acceptances %s: %w", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("scan acceptances %s: %w", path, err)
 	}

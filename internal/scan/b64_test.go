@@ -2,6 +2,7 @@ package scan
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
@@ -18,19 +19,10 @@ func base64BlobsByByte(b []byte) [][2]int {
 			continue
 		}
 		e := i
-		var upper, lower, other bool
 		for e < len(b) && b64Table[b[e]] {
-			switch c := b[e]; {
-			case c >= 'A' && c <= 'Z':
-				upper = true
-			case c >= 'a' && c <= 'z':
-				lower = true
-			default:
-				other = true
-			}
 			e++
 		}
-		if e-i >= minBase64 && (other || upper && lower) {
+		if e-i >= minBase64 && b64Mixed(b[i:e]) {
 			out = append(out, [2]int{i, e})
 		}
 		i = e
@@ -43,15 +35,7 @@ func TestBase64BlobsMatchesBytes(t *testing.T) {
 	frags := []string{"aGVsbG8gd29ybGQ", "QUJD", "abc", "XYZ", "09", "+/", "-_=", " ", "\n", ".", "é", "\x00", "!", "~"}
 	check := func(t *testing.T, b []byte) {
 		t.Helper()
-		got, want := base64Blobs(b), base64BlobsByByte(b)
-		if len(got) != len(want) {
-			t.Fatalf("%q: got %v, want %v", b, got, want)
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("%q: got %v, want %v", b, got, want)
-			}
-		}
+		sameRanges(t, b, base64Blobs(b), base64BlobsByByte(b))
 	}
 	for n := 0; n < 30000; n++ {
 		var b []byte
@@ -67,4 +51,40 @@ func TestBase64BlobsMatchesBytes(t *testing.T) {
 		}
 		check(t, md)
 	})
+}
+
+// TestBase64BlobsClasses: which runs of base64 characters count as blobs
+// (base64BlobsByByte shares b64Mixed with base64Blobs, so the rule is
+// pinned here on its own).
+func TestBase64BlobsClasses(t *testing.T) {
+	for _, c := range []struct {
+		run  string
+		blob bool
+	}{
+		{"abcdefghijklmnopqrstuvwx", false}, // one case only: a word
+		{"ABCDEFGHIJKLMNOPQRSTUVWX", false},
+		{"abcdefghijklmnopqrstuvwX", true}, // both cases
+		{"Abcdefghijklmnopqrstuvwx", true},
+		{"abcdefghijklmnopqrstuvw0", true}, // a digit
+		{"abcdefghijklmnopqrstuvw+", true},
+		{"abcdefghijklmnopqrstuvw/", true},
+		{"abcdefghijklmnopqrstuvw-", true},
+		{"abcdefghijklmnopqrstuvw_", true},
+		{"ABCDEFGHIJKLMNOPQRSTUVW=", true},
+		{"012345678901234567890123", true},
+		{"abcdefghijklmnopqrstuvX", false}, // 23 characters: too short
+	} {
+		b := []byte("x " + c.run + " y")
+		got := base64Blobs(b)
+		want := [][2]int(nil)
+		if c.blob {
+			want = [][2]int{{2, 2 + len(c.run)}}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: got %v, want %v", c.run, got, want)
+		}
+		if by := base64BlobsByByte(b); !slices.Equal(by, want) {
+			t.Errorf("%q: by byte %v, want %v", c.run, by, want)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
@@ -37,6 +38,15 @@ func fencedRangesByLine(b []byte) [][2]int {
 	return out
 }
 
+// sameRanges fails the test unless got and want, the ranges two
+// implementations find in b, are the same.
+func sameRanges(t *testing.T, b []byte, got, want [][2]int) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("%q: got %v, want %v", b, got, want)
+	}
+}
+
 func TestFencedRangesMatchesLines(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	frags := []string{"```", "~~~", "``", "~", "`", " ", "  ", "\n", "x", "go", "\r\n", "\t"}
@@ -45,15 +55,7 @@ func TestFencedRangesMatchesLines(t *testing.T) {
 		for j := rng.Intn(16); j >= 0; j-- {
 			b = append(b, frags[rng.Intn(len(frags))]...)
 		}
-		got, want := fencedRanges(b), fencedRangesByLine(b)
-		if len(got) != len(want) {
-			t.Fatalf("%q: got %v, want %v", b, got, want)
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("%q: got %v, want %v", b, got, want)
-			}
-		}
+		sameRanges(t, b, fencedRanges(b), fencedRangesByLine(b))
 	}
 	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
 		md := libraryMarkdown(t, lib)

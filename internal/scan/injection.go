@@ -550,23 +550,30 @@ func base64Runs(b []byte, from, to int, out [][2]int) [][2]int {
 		for e < len(b) && b64Table[b[e]] {
 			e++
 		}
-		var upper, lower, other bool
-		for _, c := range b[i:e] {
-			switch {
-			case c >= 'A' && c <= 'Z':
-				upper = true
-			case c >= 'a' && c <= 'z':
-				lower = true
-			default:
-				other = true
-			}
-		}
-		if other || upper && lower {
+		if b64Mixed(b[i:e]) {
 			out = append(out, [2]int{i, e})
 		}
 		i = e + 1
 	}
 	return out
+}
+
+// b64Mixed reports whether a run of base64 characters holds a digit, '+',
+// '/', '-', '_' or '=', or letters of both cases: a run of one-case letters
+// is a word, not a blob.
+func b64Mixed(run []byte) bool {
+	var upper, lower bool
+	for _, c := range run {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		default:
+			return true
+		}
+	}
+	return upper && lower
 }
 
 // decodeBase64Text decodes a blob (standard or URL alphabet, padded or not)

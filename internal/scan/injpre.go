@@ -58,32 +58,15 @@ func nextWord(ws ...string) func(t []byte, i, end int) bool {
 }
 
 // preLeak: \s+ (?:[a-z'-]+\s+){0,3}? (?:your|the|its|all)\s
-func preLeak(t []byte, i, end int) bool {
-	for w := 0; w <= 3; w++ {
-		var ok bool
-		if i, ok = skipSpaces(t, i, end); !ok || i >= end {
-			return false
-		}
-		for _, d := range [...]string{"your", "the", "its", "all"} {
-			if hasPrefixFold(t, i, end, d) {
-				if k := i + len(d); k < end && (t[k] >= 0x80 || reSpace(t[k]) && leakTail(t, k, end)) {
-					return true
-				}
-			}
-		}
-		s := i
-		for i < end && !reSpace(t[i]) {
-			c := t[i]
-			if c >= 0x80 {
+func preLeak(t []byte, i, end int) bool { return walkWords(t, i, end, 3, atLeakDeterminer) }
+
+// atLeakDeterminer: (?:your|the|its|all) at i, then \s and a leak tail.
+func atLeakDeterminer(t []byte, i, end int) bool {
+	for _, d := range [...]string{"your", "the", "its", "all"} {
+		if hasPrefixFold(t, i, end, d) {
+			if k := i + len(d); k < end && (t[k] >= 0x80 || reSpace(t[k]) && leakTail(t, k, end)) {
 				return true
 			}
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '\'' || c == '-') {
-				return false
-			}
-			i++
-		}
-		if i == s {
-			return false
 		}
 	}
 	return false
@@ -93,13 +76,22 @@ func preLeak(t []byte, i, end int) bool {
 var leakTails = []string{"system", "initial", "original", "hidden", "secret", "entire", "exact", "verbatim", "developer", "pre", "instructions", "prompt"}
 
 // leakTail: \s+ (?:[a-z'-]+\s+){0,2}? then a leak tail.
-func leakTail(t []byte, i, end int) bool {
-	for w := 0; w <= 2; w++ {
+func leakTail(t []byte, i, end int) bool { return walkWords(t, i, end, 2, atLeakTail) }
+
+func atLeakTail(t []byte, i, end int) bool {
+	return t[i] >= 0x80 || anyPrefixFold(t, i, end, leakTails)
+}
+
+// walkWords: \s+ (?:[a-z'-]+\s+){0,maxWords}? then a place where at answers
+// true. at is asked after each run of \s (with i < end); a byte >= 0x80
+// inside a word makes the walk answer true.
+func walkWords(t []byte, i, end, maxWords int, at func(t []byte, i, end int) bool) bool {
+	for w := 0; w <= maxWords; w++ {
 		var ok bool
 		if i, ok = skipSpaces(t, i, end); !ok || i >= end {
 			return false
 		}
-		if t[i] >= 0x80 || anyPrefixFold(t, i, end, leakTails) {
+		if at(t, i, end) {
 			return true
 		}
 		s := i

@@ -35,6 +35,23 @@ func naiveFind(kws []string, b []byte) [][2]int {
 	return out
 }
 
+// fragText joins 1 to n random fragments of frags, each maybe cut short
+// and maybe upper-cased.
+func fragText(rng *rand.Rand, frags []string, n int) []byte {
+	var b []byte
+	for j := rng.Intn(n); j >= 0; j-- {
+		f := frags[rng.Intn(len(frags))]
+		if rng.Intn(3) == 0 && len(f) > 1 {
+			f = f[:1+rng.Intn(len(f)-1)]
+		}
+		if rng.Intn(2) == 0 {
+			f = string(bytes.ToUpper([]byte(f)))
+		}
+		b = append(b, f...)
+	}
+	return b
+}
+
 // TestKWMatcherMatchesNaive: find reports exactly the occurrences a naive
 // search finds, in order, on random text built from keyword fragments.
 func TestKWMatcherMatchesNaive(t *testing.T) {
@@ -44,17 +61,7 @@ func TestKWMatcherMatchesNaive(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	frags := append([]string{" ", "\n", "A", "S", "K", "X", ".", "-", "\xff", "é", "Ey", "API"}, kws...)
 	for n := 0; n < 3000; n++ {
-		var b []byte
-		for j := rng.Intn(20); j >= 0; j-- {
-			f := frags[rng.Intn(len(frags))]
-			if rng.Intn(3) == 0 && len(f) > 1 {
-				f = f[:1+rng.Intn(len(f)-1)]
-			}
-			if rng.Intn(2) == 0 {
-				f = string(bytes.ToUpper([]byte(f)))
-			}
-			b = append(b, f...)
-		}
+		b := fragText(rng, frags, 20)
 		var got [][2]int
 		m.find(b, func(off, k int) { got = append(got, [2]int{off, k}) })
 		for i := 1; i < len(got); i++ {
@@ -216,17 +223,7 @@ func TestKWFindMatchesRef(t *testing.T) {
 	frags := []string{" ", "\n", "\t", "A", "E", "Y", "S", "K", "Q~", ".", "-", "_", "\xff", "é", "ent", "---", "you", "act", "new"}
 	frags = append(frags, m.kws...)
 	for n := 0; n < 20000; n++ {
-		var b []byte
-		for j := rng.Intn(12); j >= 0; j-- {
-			f := frags[rng.Intn(len(frags))]
-			if rng.Intn(3) == 0 && len(f) > 1 {
-				f = f[:1+rng.Intn(len(f)-1)]
-			}
-			if rng.Intn(2) == 0 {
-				f = string(bytes.ToUpper([]byte(f)))
-			}
-			b = append(b, f...)
-		}
+		b := fragText(rng, frags, 12)
 		check(t, b)
 		r := make([]byte, rng.Intn(16))
 		for i := range r {

@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -82,12 +83,7 @@ func (s *llmGuardScanner) Scan(ctx context.Context, content []byte, m Meta) ([]F
 			Message: "ML layer unavailable: " + err.Error()}}, nil
 	}
 	score, top := 0.0, ""
-	names := make([]string, 0, len(resp.Scanners))
-	for n := range resp.Scanners {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(resp.Scanners)) {
 		if v := resp.Scanners[n]; v > score {
 			score, top = v, n
 		}

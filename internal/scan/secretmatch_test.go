@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -136,6 +137,43 @@ func TestGitleaksSemantics(t *testing.T) {
 	} {
 		if got := strings.Join(rules(tc.content, tc.path), ","); got != tc.want {
 			t.Errorf("%s: %q as %s: rules %q, want %q", tc.name, tc.content, tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestWalkRegexp: topLevelBranches and groupEnd see through escapes and
+// character classes.
+func TestWalkRegexp(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want []string
+	}{
+		{`a|b`, []string{"a", "b"}},
+		{`(a|b)|c`, []string{"(a|b)", "c"}},
+		{`[|]|x`, []string{"[|]", "x"}},
+		{`[]|]|x`, []string{"[]|]", "x"}},
+		{`\||x`, []string{`\|`, "x"}},
+		{`a\(|b`, []string{`a\(`, "b"}},
+		{`[(]|b`, []string{"[(]", "b"}},
+		{`ab`, []string{"ab"}},
+	} {
+		if got := topLevelBranches(c.src); !slices.Equal(got, c.want) {
+			t.Errorf("topLevelBranches(%q) = %q, want %q", c.src, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		src  string
+		from int
+		want int // offset after the ')' closing the group at from; -1: none
+	}{
+		{`x(ab)y`, 1, 5},
+		{`x(a(b)c)y`, 1, 8},
+		{`x([)]b)y`, 1, 7},
+		{`x(\)b)y`, 1, 6},
+		{`x(ab`, 1, -1},
+	} {
+		if end := groupEnd(c.src, c.from); end != c.want {
+			t.Errorf("groupEnd(%q, %d) = %d, want %d", c.src, c.from, end, c.want)
 		}
 	}
 }

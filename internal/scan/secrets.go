@@ -548,8 +548,38 @@ func templateKeywords(src string, keywords []string) map[string]bool {
 // topLevelBranches splits a regular expression at its top-level '|'.
 func topLevelBranches(src string) []string {
 	var out []string
-	depth, class, start := 0, false, 0
-	for i := 0; i < len(src); i++ {
+	start := 0
+	walkRegexp(src, 0, func(i int, c byte, depth int) bool {
+		if c == '|' && depth == 0 {
+			out = append(out, src[start:i])
+			start = i + 1
+		}
+		return true
+	})
+	return append(out, src[start:])
+}
+
+// groupEnd returns the offset after the ')' that closes the group opening
+// at src[g], or -1.
+func groupEnd(src string, g int) int {
+	end := -1
+	walkRegexp(src, g, func(j int, c byte, depth int) bool {
+		if c == ')' && depth == 0 {
+			end = j + 1
+			return false
+		}
+		return true
+	})
+	return end
+}
+
+// walkRegexp walks the regular expression src from offset from, passing
+// over escapes and character classes, and calls at with every other byte,
+// its offset and the depth of parentheses after it (a '(' counts in, a
+// ')' out), until at returns false.
+func walkRegexp(src string, from int, at func(i int, c byte, depth int) bool) {
+	depth, class := 0, false
+	for i := from; i < len(src); i++ {
 		switch c := src[i]; {
 		case c == '\\':
 			i++
@@ -562,16 +592,18 @@ func topLevelBranches(src string) []string {
 			if i+1 < len(src) && src[i+1] == ']' {
 				i++
 			}
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == '|' && depth == 0:
-			out = append(out, src[start:i])
-			start = i + 1
+		default:
+			switch c {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+			if !at(i, c, depth) {
+				return
+			}
 		}
 	}
-	return append(out, src[start:])
 }
 
 // assignmentCheck: within 64 bytes after the keyword, an assignment operator
@@ -617,29 +649,7 @@ func templateSecretShape(src string) (secretShape, bool) {
 	if g+1 >= len(src) || src[g+1] == '?' {
 		return sh, false
 	}
-	end := -1
-	depth, class := 0, false
-	for j := g; j < len(src) && end < 0; j++ {
-		switch c := src[j]; {
-		case c == '\\':
-			j++
-		case class:
-			if c == ']' {
-				class = false
-			}
-		case c == '[':
-			class = true
-			if j+1 < len(src) && src[j+1] == ']' {
-				j++
-			}
-		case c == '(':
-			depth++
-		case c == ')':
-			if depth--; depth == 0 {
-				end = j + 1
-			}
-		}
-	}
+	end := groupEnd(src, g)
 	if end < 0 {
 		return sh, false
 	}

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -340,12 +342,7 @@ func (c *capMerge) add(fs []Finding) bool {
 // result returns the merged findings with a summary per rule over the cap.
 func (c *capMerge) result() []Finding {
 	out := c.out
-	rules := make([]string, 0, len(c.n))
-	for rule := range c.n {
-		rules = append(rules, rule)
-	}
-	sort.Strings(rules)
-	for _, rule := range rules {
+	for _, rule := range slices.Sorted(maps.Keys(c.n)) {
 		if n := c.n[rule]; n > maxPerRule {
 			out = append(out, summaryFinding(c.first[rule], n-maxPerRule))
 		}

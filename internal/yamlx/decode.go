@@ -151,25 +151,15 @@ func decodeValue(f *Fields, field string, n *yaml.Node, dst reflect.Value) error
 	case t == nodeType:
 		*dst.Addr().Interface().(**yaml.Node) = n
 	case t == durationType:
-		var d time.Duration
-		d, err = Duration(f.File, field, n)
-		dst.SetInt(int64(d))
+		err = readInto(f, field, n, Duration, func(d time.Duration) { dst.SetInt(int64(d)) })
 	case t.Kind() == reflect.String:
-		var s string
-		s, err = String(f.File, field, n)
-		dst.SetString(s)
+		err = readInto(f, field, n, String, dst.SetString)
 	case t.Kind() == reflect.Bool:
-		var b bool
-		b, err = Bool(f.File, field, n)
-		dst.SetBool(b)
+		err = readInto(f, field, n, Bool, dst.SetBool)
 	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
-		var i int64
-		i, err = Int(f.File, field, n)
-		dst.SetInt(i)
+		err = readInto(f, field, n, Int, dst.SetInt)
 	case t.Kind() == reflect.Float64:
-		var x float64
-		x, err = Float(f.File, field, n)
-		dst.SetFloat(x)
+		err = readInto(f, field, n, Float, dst.SetFloat)
 	case t == reflect.TypeFor[[]string]():
 		*dst.Addr().Interface().(*[]string), err = Strings(f.File, field, n)
 	case t == reflect.TypeFor[map[string]string]():
@@ -186,6 +176,14 @@ func decodeValue(f *Fields, field string, n *yaml.Node, dst reflect.Value) error
 	default:
 		panic(fmt.Sprintf("yamlx.Decode: unsupported field type %s (%s)", t, field))
 	}
+	return err
+}
+
+// readInto reads the scalar n with read and stores what it returns (the
+// zero value on error) with set.
+func readInto[T any](f *Fields, field string, n *yaml.Node, read func(file, field string, n *yaml.Node) (T, error), set func(T)) error {
+	v, err := read(f.File, field, n)
+	set(v)
 	return err
 }
 

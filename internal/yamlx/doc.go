@@ -2,7 +2,8 @@
 // frontmatter) node by node, so that every error names the file, the line
 // and the field (as a dotted path such as "forge.github.skills[1]").
 //
-// Rules: files are capped at MaxFileSize; a document must be a mapping;
+// Rules: files are capped at MaxFileSize (ReadFile reads a file no further
+// than one byte past it, and Parse refuses more); a document must be a mapping;
 // duplicate keys, aliases and merge keys ("<<") are rejected (they make it
 // hard to see what a security-relevant file says); scalars are read with
 // their literal text.

@@ -3,6 +3,8 @@ package yamlx
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +68,18 @@ func Wrap(file string, n *yaml.Node, field string, err error) *Error {
 		line = n.Line
 	}
 	return &Error{File: file, Line: line, Field: field, Err: err}
+}
+
+// ReadFile reads the file at path for Parse: at most MaxFileSize+1 bytes,
+// so that a larger file is read no further and Parse refuses it (naming
+// the file). Its errors are those of os.Open and of the read, unwrapped.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 }
 
 // Parse reads one YAML document and returns its top-level mapping node, or

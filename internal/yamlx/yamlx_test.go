@@ -2,32 +2,28 @@ package yamlx
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/yamlx/yamlxtest"
 )
 
 func TestParseErrors(t *testing.T) {
-	cases := []struct {
-		name, in string
-		err      error
-		want     string
-	}{
-		{"syntax", "a: [1\nb: 2\n", ErrSyntax, "f.yaml:"},
-		{"duplicate", "a: 1\nb: 2\na: 3\n", ErrDuplicate, "f.yaml:3: a: duplicate key: first set on line 1"},
-		{"nested duplicate", "a:\n  x: 1\n  x: 2\n", ErrDuplicate, "f.yaml:3: a.x"},
-		{"alias", "a: &x 1\nb: *x\n", ErrValue, "f.yaml:2: b"},
-		{"merge", "a: &x {k: 1}\nb:\n  <<: {k: 2}\n", ErrValue, "f.yaml:3: b"},
-		{"not mapping", "- a\n", ErrType, "f.yaml:1"},
-		{"too large", strings.Repeat("#", MaxFileSize+1), ErrTooLarge, "f.yaml"},
+	cases := []yamlxtest.ErrorCase{
+		{Name: "syntax", In: "a: [1\nb: 2\n", Want: "f.yaml:", Err: ErrSyntax},
+		{Name: "duplicate", In: "a: 1\nb: 2\na: 3\n", Want: "f.yaml:3: a: duplicate key: first set on line 1", Err: ErrDuplicate},
+		{Name: "nested duplicate", In: "a:\n  x: 1\n  x: 2\n", Want: "f.yaml:3: a.x", Err: ErrDuplicate},
+		{Name: "alias", In: "a: &x 1\nb: *x\n", Want: "f.yaml:2: b", Err: ErrValue},
+		{Name: "merge", In: "a: &x {k: 1}\nb:\n  <<: {k: 2}\n", Want: "f.yaml:3: b", Err: ErrValue},
+		{Name: "not mapping", In: "- a\n", Want: "f.yaml:1", Err: ErrType},
+		{Name: "too large", In: strings.Repeat("#", MaxFileSize+1), Want: "f.yaml", Err: ErrTooLarge},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("f.yaml", []byte(c.in))
-			if !errors.Is(err, c.err) || !strings.HasPrefix(err.Error(), c.want) {
-				t.Fatalf("err = %v, want %v prefixed %q", err, c.err, c.want)
-			}
-		})
-	}
+	yamlxtest.CheckErrors(t, cases, func(in []byte) error {
+		_, err := Parse("f.yaml", in)
+		return err
+	})
 	n, err := Parse("f.yaml", []byte("---\n# only a comment\n"))
 	if err != nil || n != nil {
 		t.Fatalf("empty doc: %v %v", n, err)
@@ -73,5 +69,32 @@ func TestScalars(t *testing.T) {
 	}
 	if _, err := Bool("f", "n", pairs[vals["n"]][1]); !errors.Is(err, ErrType) {
 		t.Fatal("Bool(5)")
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.yaml")
+	if err := os.WriteFile(small, []byte("a: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFile(small); err != nil || string(b) != "a: 1\n" {
+		t.Fatalf("small: %q %v", b, err)
+	}
+	// A larger file is read no further than one byte over the bound, and
+	// Parse refuses what was read.
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte(strings.Repeat("#", 2*MaxFileSize)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadFile(big)
+	if err != nil || len(b) != MaxFileSize+1 {
+		t.Fatalf("big: %d bytes, %v", len(b), err)
+	}
+	if _, err := Parse(big, b); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("big: Parse: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing: %v", err)
 	}
 }
