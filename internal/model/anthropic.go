@@ -68,7 +68,7 @@ type anUsage struct {
 }
 
 func (u anUsage) usage() Usage {
-	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+	return Usage(u)
 }
 
 type anError struct {
