@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
@@ -140,6 +141,9 @@ type Cache struct {
 	storeOnce sync.Once
 	store     credentials.Store
 	storeErr  error
+
+	uploads singleflight.Group // one upload per blob digest at a time
+	pushed  sync.Map           // godigest.Digest → struct{}: blobs the registry has
 }
 
 // New returns a Cache for o.Repository. It makes no request.

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/fetch/fetchtest"
 	"github.com/fullsend-ai/fullsend/internal/ocicache"
@@ -461,5 +463,34 @@ func TestNewRejects(t *testing.T) {
 	}
 	if _, err := ocicache.New(ocicache.Options{Repository: fmt.Sprintf("r.example.com:%d/a/b", 5000)}); err != nil {
 		t.Errorf("valid repository: %v", err)
+	}
+}
+
+// TestConcurrentPushesShareOneUpload: concurrent puts into one cache check
+// and upload the empty config (named by every manifest) once, not once per
+// put: a real registry receiving a blob again while it checks another
+// manifest's references may call that blob unknown (a CI flake of the
+// registry end-to-end test).
+func TestConcurrentPushesShareOneUpload(t *testing.T) {
+	reg := ocicachetest.New(t)
+	reg.SetLatency(20 * time.Millisecond)
+	c := newCache(t, reg.Repository(repoPath), nil)
+	var g errgroup.Group
+	for i := range 8 {
+		b := bytes.Repeat([]byte{byte('a' + i)}, 64<<10) // large enough not to be embedded
+		g.Go(func() error { return c.PutFile(context.Background(), ref.SHA256(b), b, "") })
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	empty := "/blobs/sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+	n := 0
+	for _, r := range reg.Requests() {
+		if strings.HasSuffix(r.Path, empty) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the empty config was checked or uploaded %d times by 8 concurrent puts, want 1", n)
 	}
 }
