@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/atomicfile"
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -198,20 +199,7 @@ func (r *Report) write() error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(r.dir, ".report-*.json")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(r.dir, ReportFile))
+	return atomicfile.Write(filepath.Join(r.dir, ReportFile), append(data, '\n'), 0o600)
 }
 
 // ErrNoRun is returned by Load for an unknown run id.

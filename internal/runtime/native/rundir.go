@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/atomicfile"
 	"github.com/fullsend-ai/fullsend/internal/model"
 )
 
@@ -100,7 +101,7 @@ func (r *runDir) writeJSON(rel string, v any) error {
 		return err
 	}
 	b = append([]byte(r.redact(string(b))), '\n')
-	return writeAtomic(filepath.Join(r.dir, rel), b)
+	return atomicfile.Write(filepath.Join(r.dir, rel), b, 0o600)
 }
 
 func (r *runDir) close() {
@@ -110,28 +111,6 @@ func (r *runDir) close() {
 		_ = r.calls.Close()
 		r.calls = nil
 	}
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // bound cuts text for the model: at most max bytes, keeping the head and a
