@@ -445,13 +445,18 @@ func (s *suite) pidsLimit(t *testing.T) {
 	if n := spawnCount(t, ss); n == 0 || n > 24+PidsSlack {
 		t.Errorf("processes alive under pids=24: %d", n)
 	}
-	// A fork bomb: two shells fork sleepers until fork fails (a shell that
-	// cannot fork exits; its sleepers stay), the first shell becomes a
-	// sleeper itself. Forks fail inside, the limit holds, the exec ends at
-	// its timeout, nothing is left on the host, and the session survives.
+	// A fork bomb that fills the budget in an order no timing changes: the
+	// exec's shell forks once (a subshell) and becomes a sleeper; the
+	// subshell forks the bomb and waits; the bomb forks sleepers until a
+	// fork fails, which ends it (its sleepers stay); the subshell forks one
+	// more sleeper into the freed pid and becomes a sleeper too. (Two bombs
+	// started side by side by the exec's shell could fill the budget before
+	// the shell's own second fork and end the exec early.) Forks fail
+	// inside, the limit holds, the exec ends at its timeout, nothing is
+	// left on the host, and the session survives.
 	m := marker()
-	loop := "(while :; do sleep " + m + " & done) &"
-	bomb := loop + " " + loop + " exec sleep " + m
+	sleep := "sleep " + m
+	bomb := "( (while :; do " + sleep + " & done); " + sleep + " & exec " + sleep + " ) & exec " + sleep
 	peak := make(chan int)
 	stop := make(chan struct{})
 	go func() {
