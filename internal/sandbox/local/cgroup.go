@@ -202,8 +202,11 @@ type cgroupSet struct {
 
 // newCgroups creates the session's groups and applies l (resolved). Limits
 // no usable controller enforces are absent from cs.enforced.
+// Groups that killed sessions left behind are removed first (sweepStale).
 func newCgroups(id string, l sandbox.Limits) (*cgroupSet, error) {
-	return newCgroupsIn(detectCgroups(), id, l)
+	env := detectCgroups()
+	sweepStale(env, time.Now())
+	return newCgroupsIn(env, id, l)
 }
 
 func newCgroupsIn(env cgroupEnv, id string, l sandbox.Limits) (*cgroupSet, error) {

@@ -146,7 +146,10 @@
 // pid 1 exits and whatever it left running dies the same way. Terminate
 // kills the init: the kernel then kills every process of the sandbox, the
 // mount namespace and its tmpfs mounts vanish, and the session's cgroups are
-// removed.
+// removed. A host process killed before Terminate (SIGKILL, the OOM killer)
+// takes the sandbox's processes with it (the init's parent-death signal) but
+// leaves its groups behind, empty; the next Provision beside them removes
+// every session group older than two minutes with no process in its subtree.
 //
 // # Failure
 //
