@@ -561,7 +561,7 @@ func planSkills(res *resolve.Result) ([]SkillPlan, error) {
 	}
 	var out []SkillPlan
 	taken := map[string]bool{}
-	for i, c := range cands {
+	for _, c := range cands {
 		st, err := os.Stat(c.dir)
 		if err != nil || !st.IsDir() {
 			return nil, &PlanError{Field: fmt.Sprintf("skills (%s)", c.ref), Err: fmt.Errorf("skill directory %s: not found", c.dir)}
@@ -587,7 +587,6 @@ func planSkills(res *resolve.Result) ([]SkillPlan, error) {
 			name = alt
 		}
 		taken[name] = true
-		_ = i
 		out = append(out, SkillPlan{Name: name, HostDir: c.dir, Ref: c.ref, Remote: c.remote})
 	}
 	return out, nil
