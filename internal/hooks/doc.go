@@ -80,7 +80,10 @@
 //
 // The hooks are tripwires in front of the sandbox; the enforcing boundaries
 // are the sandbox's mounts and network allowlist. SSRF detection classifies
-// addresses only through internal/netguard and never resolves names.
+// addresses only through internal/netguard and never resolves names; its
+// only exemptions are exact host:port entries of FULLSEND_ALLOWED_SERVICES
+// and, for WebFetch, Env.WebFetchPrivateNetworks (the native runtime's
+// host-side web_fetch admits the org's allowed_private_networks).
 // Secret and injection detection use internal/scan when the CLI plugs it in
 // through TextScanner, and a small built-in rule set otherwise.
 package hooks

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"regexp"
 	"sort"
 	"strings"
@@ -75,6 +76,12 @@ type Env struct {
 	Secrets   TextScanner
 	Injection TextScanner
 	Unicode   TextScanner
+	// WebFetchPrivateNetworks are internal ranges a WebFetch URL may name:
+	// the native runtime's web_fetch fetches on the host through a client
+	// that admits them (the org's allowed_private_networks), so the SSRF
+	// check does not refuse what that client would fetch. Metadata
+	// addresses stay refused; other tools get no exemption.
+	WebFetchPrivateNetworks []netip.Prefix
 }
 
 func (e *Env) getenv(k string) string {

@@ -3,9 +3,10 @@ package hooks
 import (
 	"context"
 	"fmt"
-	"github.com/fullsend-ai/fullsend/internal/lazyre"
+	"net/netip"
 	"strings"
 
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/netguard"
 )
 
@@ -33,9 +34,13 @@ var (
 func checkSSRF(_ context.Context, in *Input, env *Env) (Verdict, error) {
 	allowed := splitList(env.getenv(EnvAllowedServices))
 	var cands []candidate
+	var private []netip.Prefix
 	switch in.ToolName {
 	case "WebFetch":
 		u := in.inputString("url")
+		if env != nil {
+			private = env.WebFetchPrivateNetworks
+		}
 		cands = append(cands, urlCandidates(u)...)
 		if len(cands) == 0 && u != "" {
 			// a URL without a scheme: classify its authority.
@@ -52,7 +57,7 @@ func checkSSRF(_ context.Context, in *Input, env *Env) (Verdict, error) {
 		}
 	}
 	for _, c := range cands {
-		if v, bad := classifyHost(c, allowed); bad {
+		if v, bad := classifyHost(c, allowed, private); bad {
 			v.Reason = fmt.Sprintf("%s blocked: %s. Internal networks and cloud metadata endpoints are not reachable from this sandbox; use only the public endpoints your task needs.", in.ToolName, v.Reason)
 			return v, nil
 		}
@@ -106,9 +111,10 @@ func authority(s string) string {
 	return s
 }
 
-// classifyHost reports whether c names an internal or metadata destination.
-// Host parsing and every address and name rule are internal/netguard's.
-func classifyHost(c candidate, allowed []string) (Verdict, bool) {
+// classifyHost reports whether c names an internal or metadata destination;
+// addresses inside private are not internal. Host parsing and every address
+// and name rule are internal/netguard's.
+func classifyHost(c candidate, allowed []string, private []netip.Prefix) (Verdict, bool) {
 	host, port, ok := netguard.SplitAuthority(c.hostport)
 	if !ok {
 		return Verdict{}, false
@@ -128,10 +134,10 @@ func classifyHost(c candidate, allowed []string) (Verdict, bool) {
 		ok = false
 	}
 	if ok {
-		// No exemptions here: the hook does not know the org's
-		// allowed_private_networks (only the exact host:port entries of
-		// EnvAllowedServices); the sandbox's proxy applies them.
-		switch class, why := netguard.CheckAddr(addr, nil); class {
+		// Exemptions: the exact host:port entries of EnvAllowedServices
+		// (above) and, for WebFetch in the native runtime, the ranges its
+		// host-side client admits; the sandbox's proxy enforces the rest.
+		switch class, why := netguard.CheckAddr(addr, private); class {
 		case netguard.Metadata:
 			return Verdict{Block: true, Rule: "ssrf.metadata", Reason: fmt.Sprintf("%q is a cloud metadata address", host)}, true
 		case netguard.Internal:

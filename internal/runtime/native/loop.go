@@ -312,7 +312,9 @@ type guard struct {
 	env         *hooks.Env
 }
 
-func newGuard(disabled, allowlist []string) (*guard, error) {
+// newGuard selects the hooks; web are the run's web_fetch settings (nil:
+// none), whose private ranges the SSRF hook then admits for web_fetch.
+func newGuard(disabled, allowlist []string, web *webState) (*guard, error) {
 	var optIn []string
 	if len(allowlist) > 0 {
 		optIn = []string{"tool-allowlist-pretool"}
@@ -322,6 +324,9 @@ func newGuard(disabled, allowlist []string) (*guard, error) {
 		return nil, err
 	}
 	g := &guard{env: &hooks.Env{Getenv: func(string) string { return "" }}}
+	if web != nil {
+		g.env.WebFetchPrivateNetworks = web.private
+	}
 	if len(allowlist) > 0 {
 		g.env.ToolAllowlists = allowlist // each must permit a call
 	}

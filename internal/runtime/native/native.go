@@ -375,7 +375,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		rd.close()
 		return fail("model", err)
 	}
-	g, err := newGuard(r.boot.DisabledHooks, r.allowlists)
+	g, err := newGuard(r.boot.DisabledHooks, r.allowlists, r.web)
 	if err != nil {
 		rd.close()
 		return fail("guard", err)

@@ -51,8 +51,9 @@ type WebConfig struct {
 
 // webState is the configured web_fetch of a Runtime.
 type webState struct {
-	client *fetch.WebClient
-	scan   WebScan
+	client  *fetch.WebClient
+	scan    WebScan
+	private []netip.Prefix // the client's AllowedPrivateNetworks, for the SSRF hook
 }
 
 // SetWeb configures web_fetch for the next Run. A bad allowlist entry is
@@ -69,7 +70,7 @@ func (r *Runtime) SetWeb(c WebConfig) error {
 		}
 		allow = append(allow, fetch.WebAllow{Host: a.Host, Port: a.Port})
 	}
-	r.web = &webState{scan: c.Scan, client: fetch.NewWeb(fetch.WebOptions{Allow: allow,
+	r.web = &webState{scan: c.Scan, private: c.AllowedPrivateNetworks, client: fetch.NewWeb(fetch.WebOptions{Allow: allow,
 		AllowedPrivateNetworks: c.AllowedPrivateNetworks, Timeout: c.Timeout, MaxSize: c.MaxSize,
 		Resolver: c.Resolver, Client: c.Client})}
 	return nil

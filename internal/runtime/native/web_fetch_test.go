@@ -140,6 +140,34 @@ func TestWebFetch(t *testing.T) {
 	}
 }
 
+// TestWebFetchLiteralPrivateAddress: a URL naming an address inside the
+// org's allowed_private_networks by its IP is fetched (the SSRF hook admits
+// what the host-side client admits); a range outside them is still refused
+// by the hook before any request.
+func TestWebFetchLiteralPrivateAddress(t *testing.T) {
+	_, port, res := webServer(t)
+	h := newHarnessEnv(t, model.APIOpenAI,
+		modeltest.Call("w1", ToolWebFetch, map[string]any{"url": "http://127.0.0.1:" + port + "/good"}),
+		modeltest.Call("w2", ToolWebFetch, map[string]any{"url": "http://10.20.30.40:" + port + "/good"}),
+		modeltest.Say("done"),
+	)
+	ws, _ := scanWith(t)
+	err := h.rt.SetWeb(WebConfig{Allow: []string{"127.0.0.1:" + port, "10.20.30.40:" + port}, Scan: ws,
+		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Resolver: res, MaxSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.run(context.Background(), h.input(map[string]string{OptWebFetch: "true"})); err != nil {
+		t.Fatal(err)
+	}
+	if txt, isErr := toolResultOf(t, h.srv, 1, "w1"); isErr || !strings.Contains(txt, "Install guide") {
+		t.Errorf("allowed private address: error %v, %q", isErr, txt)
+	}
+	if txt, _ := toolResultOf(t, h.srv, 2, "w2"); !strings.Contains(txt, "WebFetch blocked") || !strings.Contains(txt, "10.20.30.40") {
+		t.Errorf("address outside the allowed ranges: %q", txt)
+	}
+}
+
 func TestWebFetchOffered(t *testing.T) {
 	offered := func(h *harnessEnv) bool {
 		for _, s := range h.srv.Requests()[0].Decoded.Tools {
