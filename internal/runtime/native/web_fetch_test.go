@@ -78,6 +78,23 @@ func scanWith(t *testing.T) (WebScan, *[]scan.Finding) {
 	}, &seen
 }
 
+// runWeb runs h with web_fetch on, allowed to reach allow, with loopback
+// as the org's allowed private network and names resolved by res; it
+// returns the scan findings recorded.
+func runWeb(t *testing.T, h *harnessEnv, res *fetchtest.Resolver, allow ...string) *[]scan.Finding {
+	t.Helper()
+	ws, findings := scanWith(t)
+	err := h.rt.SetWeb(WebConfig{Allow: allow, Scan: ws,
+		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Resolver: res, MaxSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.run(context.Background(), h.input(map[string]string{OptWebFetch: "true"})); err != nil {
+		t.Fatal(err)
+	}
+	return findings
+}
+
 func TestWebFetch(t *testing.T) {
 	_, port, res := webServer(t)
 	base := "http://docs.test:" + port
@@ -94,15 +111,7 @@ func TestWebFetch(t *testing.T) {
 				modeltest.Call("w8", ToolWebFetch, map[string]any{"url": base + "/bin"}),
 				modeltest.Say("done"),
 			)
-			ws, findings := scanWith(t)
-			err := h.rt.SetWeb(WebConfig{Allow: []string{"docs.test:" + port, "internal.test:" + port}, Scan: ws,
-				AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Resolver: res, MaxSize: 4096})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := h.run(context.Background(), h.input(map[string]string{OptWebFetch: "true"})); err != nil {
-				t.Fatal(err)
-			}
+			findings := runWeb(t, h, res, "docs.test:"+port, "internal.test:"+port)
 			txt, isErr := toolResultOf(t, h.srv, 1, "w1")
 			for _, want := range []string{"Install guide", "Run make to build.", "[1] " + base + "/next", "[2] https://example.org/x\n"} {
 				if !strings.Contains(txt, want) {
@@ -151,15 +160,7 @@ func TestWebFetchLiteralPrivateAddress(t *testing.T) {
 		modeltest.Call("w2", ToolWebFetch, map[string]any{"url": "http://10.20.30.40:" + port + "/good"}),
 		modeltest.Say("done"),
 	)
-	ws, _ := scanWith(t)
-	err := h.rt.SetWeb(WebConfig{Allow: []string{"127.0.0.1:" + port, "10.20.30.40:" + port}, Scan: ws,
-		AllowedPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Resolver: res, MaxSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.run(context.Background(), h.input(map[string]string{OptWebFetch: "true"})); err != nil {
-		t.Fatal(err)
-	}
+	runWeb(t, h, res, "127.0.0.1:"+port, "10.20.30.40:"+port)
 	if txt, isErr := toolResultOf(t, h.srv, 1, "w1"); isErr || !strings.Contains(txt, "Install guide") {
 		t.Errorf("allowed private address: error %v, %q", isErr, txt)
 	}
