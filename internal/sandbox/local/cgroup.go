@@ -485,17 +485,27 @@ func (eg *execGroup) oomKills() int64 {
 	if eg.v2 {
 		file = "memory.events"
 	}
-	b, err := os.ReadFile(filepath.Join(eg.mem, file))
+	v, err := cgKey(filepath.Join(eg.mem, file), "oom_kill")
 	if err != nil {
 		return 0
 	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+// cgKey reads the value of key in a "key value" per line control file
+// (memory.events, cgroup.events, memory.oom_control).
+func cgKey(path, key string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "oom_kill "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
+		if v, ok := strings.CutPrefix(l, key+" "); ok {
+			return strings.TrimSpace(v), nil
 		}
 	}
-	return 0
+	return "", fmt.Errorf("%s: no %s", path, key)
 }
 
 // closeFiles drops this process' copies of the cgroup.procs descriptors.

@@ -89,16 +89,8 @@ func sessionParents(env cgroupEnv) []string {
 // reading the process list of every group in the subtree.
 func populated(g string, v2 bool) (bool, error) {
 	if v2 {
-		b, err := os.ReadFile(filepath.Join(g, "cgroup.events"))
-		if err != nil {
-			return false, err
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "populated "); ok {
-				return strings.TrimSpace(v) != "0", nil
-			}
-		}
-		return false, os.ErrInvalid
+		v, err := cgKey(filepath.Join(g, "cgroup.events"), "populated")
+		return v != "0", err
 	}
 	busy := false
 	err := filepath.WalkDir(g, func(p string, d os.DirEntry, err error) error {
