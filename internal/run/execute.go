@@ -70,6 +70,8 @@ type ExecOptions struct {
 	// Interactive, when set, replaces the agent loop, download and
 	// post_script (see Agent): the run ends when it returns.
 	Interactive func(ctx context.Context, a *Agent) error
+	// CI is recorded as report.json's "ci" (nil: not in CI).
+	CI *CIInfo
 }
 
 type execution struct {
@@ -211,6 +213,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		Findings:   []FindingRecord{},
 		Notes:      slices.Clone(p.Notes),
 		Resumes:    resumes,
+		CI:         o.CI,
 	}
 	if resumeNote != "" {
 		x.note(resumeNote)
@@ -231,6 +234,9 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		x.evMu.Unlock()
 		err = x.limitErr(err)
 		x.finish(ctx, err)
+		if errors.Is(err, errSkipped) {
+			err = nil
+		}
 		x.traceFinish(span, err)
 		if werr := x.report.write(); werr != nil && err == nil {
 			err = fmt.Errorf("run %s: writing %s: %w", id, ReportFile, werr)
@@ -254,10 +260,11 @@ func (x *execution) execute(ctx context.Context) error {
 		}
 	}
 	if p.PreScript != "" {
-		if err := x.phase(ctx, "pre_script", func(ctx context.Context) error {
-			return runHostScript(ctx, "pre_script", p.PreScript, filepath.Join(x.dir, PreScriptLog), x.scriptEnv(nil), p.ScriptTimeout)
-		}); err != nil {
+		if err := x.phase(ctx, "pre_script", func(ctx context.Context) error { return x.preScript(ctx) }); err != nil {
 			return err
+		}
+		if x.report.Status == StatusSkipped {
+			return errSkipped
 		}
 	}
 	if err := x.phase(ctx, "stage", func(context.Context) error { return x.stage() }); err != nil {
@@ -989,6 +996,9 @@ func (x *execution) finish(ctx context.Context, err error) {
 	var be *BlockedError
 	var ie *InvalidResultError
 	switch {
+	case errors.Is(err, errSkipped):
+		r.Status, r.ExitCode = StatusSkipped, 0
+		return
 	case err == nil:
 		r.Status, r.ExitCode = StatusSucceeded, 0
 	case ctx.Err() != nil:

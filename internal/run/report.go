@@ -42,6 +42,7 @@ const (
 	StatusTimeout   = "timeout"   // the agent ran past timeout_minutes
 	StatusCanceled  = "canceled"  // interrupted (Ctrl-C, SIGTERM)
 	StatusRunning   = "running"   // report written before the run ended (crash)
+	StatusSkipped   = "skipped"   // the pre_script asked not to run the agent (exit 0)
 )
 
 // Report is report.json: what a run did, for humans (`fullsend runs show`)
@@ -73,11 +74,32 @@ type Report struct {
 	// directory (native runtime); the earlier attempts' reports are kept as
 	// report.attempt-N.json.
 	Resumes int `json:"resumes,omitempty"`
+	// SkipReason is the pre_script's reason when Status is skipped;
+	// PrescriptOutputs are the other keys it wrote to
+	// FULLSEND_PRESCRIPT_OUTPUT (package prescript).
+	SkipReason       string            `json:"skip_reason,omitempty"`
+	PrescriptOutputs map[string]string `json:"prescript_outputs,omitempty"`
+	// CI is the CI system the run was started in and what it selected
+	// (forge overlay, CI-native output); omitted outside CI.
+	CI *CIInfo `json:"ci,omitempty"`
 	// Capabilities is what the agent was given: tools, limits, backend,
 	// model endpoint (never its key) and skills with digests.
 	Capabilities *CapabilitySnapshot `json:"capabilities,omitempty"`
 
 	dir string
+}
+
+// CIInfo is report.json's "ci": the CI system detected (package ci) and
+// what the run made of it.
+type CIInfo struct {
+	Platform   string `json:"platform"`              // github | gitlab | none
+	DetectedBy string `json:"detected_by,omitempty"` // "GITHUB_ACTIONS=true"
+	Output     string `json:"output"`                // CI-native output: github | gitlab | none
+	// Forge is the overlay selected ("" = none) and ForgeFrom what
+	// selected it: "--forge" or the detecting variable. The overlay that
+	// was applied is harness.forge.
+	Forge     string `json:"forge,omitempty"`
+	ForgeFrom string `json:"forge_from,omitempty"`
 }
 
 // HarnessInfo identifies the harness that ran.
