@@ -130,6 +130,12 @@ func agentName(source string) string {
 // the harness (base chain composed, forge overlay applied when forge != "").
 // Remote harnesses are not loaded here (the resolver fetches them).
 func (e *Env) LoadHarness(cmd *cobra.Command, arg, forge string) (*harness.Harness, *config.Config, HarnessTarget, error) {
+	return e.loadHarness(cmd, arg, forge, false)
+}
+
+// loadHarness is LoadHarness; forgeOptional applies forge only when the
+// harness has that overlay (the overlay a detected CI selects).
+func (e *Env) loadHarness(cmd *cobra.Command, arg, forge string, forgeOptional bool) (*harness.Harness, *config.Config, HarnessTarget, error) {
 	t, err := e.ResolveHarnessArg(cmd, arg)
 	if err != nil {
 		return nil, nil, t, err
@@ -141,7 +147,7 @@ func (e *Env) LoadHarness(cmd *cobra.Command, arg, forge string) (*harness.Harne
 	if err != nil {
 		return nil, nil, t, err
 	}
-	h, err := harness.Load(t.Path, harness.LoadOptions{Root: t.Root, Config: cfg, Forge: forge})
+	h, err := harness.Load(t.Path, harness.LoadOptions{Root: t.Root, Config: cfg, Forge: forge, ForgeOptional: forgeOptional})
 	if err != nil {
 		return nil, nil, t, err
 	}

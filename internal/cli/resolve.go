@@ -34,6 +34,9 @@ type ResolveFlags struct {
 	Frozen  bool
 	Yes     bool
 	Forge   string
+	// forgeOptional: Forge is the overlay a detected CI selected, applied
+	// only when the harness has it (package ci).
+	forgeOptional bool
 }
 
 func (f *ResolveFlags) add(cmd *cobra.Command, forge bool) {
@@ -145,6 +148,7 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 		Yes:     f.Yes,
 		Scanner: &lazyScanner{build: func() (*scan.Pipeline, error) { return newScanPipeline(cfg, cacheDir, e.Getenv, accept) }},
 	}
+	o.ForgeOptional = f.forgeOptional
 	if !f.Offline {
 		getenv := e.Getenv
 		o.Network = func() (*resolve.Network, error) {

@@ -59,6 +59,10 @@ type LoadOptions struct {
 	Config *config.Config
 	// Forge, when set, applies that forge overlay after composition.
 	Forge string
+	// ForgeOptional: apply Forge only when the harness has that overlay
+	// (the overlay a detected CI selects); otherwise an absent overlay is
+	// an error.
+	ForgeOptional bool
 	// FetchBase returns the verified bytes of a remote base harness. When
 	// nil, a remote base is an error (ErrRemoteBase). Load re-checks the
 	// sha256 of what it returns.
@@ -238,7 +242,7 @@ func compose(ctx context.Context, first link, root string, layers []string, opts
 	for i, l := range chain {
 		merged.Chain[i] = l.h.File
 	}
-	if opts.Forge != "" {
+	if opts.Forge != "" && (!opts.ForgeOptional || merged.Forge[opts.Forge] != nil) {
 		if err := merged.ApplyForge(opts.Forge); err != nil {
 			return nil, err
 		}

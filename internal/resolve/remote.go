@@ -65,7 +65,7 @@ func (r *resolver) resolveRemote(ctx context.Context, target string) (*Result, e
 		}
 		allowedBy = "confirmed (prompt)"
 	}
-	h, err := harness.LoadRemote(ctx, rf, data, harness.LoadOptions{Config: r.cfg, Forge: r.o.Forge, FetchBase: r.fetchBase})
+	h, err := harness.LoadRemote(ctx, rf, data, harness.LoadOptions{Config: r.cfg, Forge: r.o.Forge, ForgeOptional: r.o.ForgeOptional, FetchBase: r.fetchBase})
 	if err != nil {
 		return nil, err
 	}

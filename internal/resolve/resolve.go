@@ -56,8 +56,10 @@ type Options struct {
 	Root   string
 	Layers []string
 	// Forge applies that forge overlay; "" resolves every overlay's
-	// references as well (fields "forge.NAME.…").
-	Forge string
+	// references as well (fields "forge.NAME.…"). With ForgeOptional it
+	// is applied only when the harness has it (harness.LoadOptions).
+	Forge         string
+	ForgeOptional bool
 	// Store is the cache.
 	Store Store
 	// Network builds the fetchers on the first cache miss (called at most
@@ -293,7 +295,7 @@ func (r *resolver) resolveLocal(ctx context.Context, path string) (*Result, erro
 		return nil, err
 	}
 	h, err := harness.Load(path, harness.LoadOptions{
-		Root: root, Layers: r.o.Layers, Config: r.cfg, Forge: r.o.Forge,
+		Root: root, Layers: r.o.Layers, Config: r.cfg, Forge: r.o.Forge, ForgeOptional: r.o.ForgeOptional,
 		FetchBase: r.fetchBase, Context: ctx,
 	})
 	if err != nil {
