@@ -118,8 +118,10 @@ func Decide(d Detection, forgeFlag, outputFlag string) (Choice, error) {
 }
 
 // Line is the one line that states the choice, or "" when there is
-// nothing to say (no CI detected and no flag given).
-func (c Choice) Line(applied string) string {
+// nothing to say (no CI detected and no --ci-output given). The overlay
+// actually applied is reported where the harness is (validate's "valid:"
+// line, report.json harness.forge).
+func (c Choice) Line() string {
 	if c.Detected.Platform == None && c.OutputFrom == "" {
 		return ""
 	}
@@ -132,10 +134,8 @@ func (c Choice) Line(applied string) string {
 	switch {
 	case c.ForgeFrom == "--forge":
 		fmt.Fprintf(&b, "; forge overlay %s (--forge)", c.Forge)
-	case c.Forge != "" && applied == c.Forge:
-		fmt.Fprintf(&b, "; forge overlay %s applied (--forge overrides)", c.Forge)
 	case c.Forge != "":
-		fmt.Fprintf(&b, "; the harness has no forge.%s overlay: none applied", c.Forge)
+		fmt.Fprintf(&b, "; forge overlay %s, when the harness has one (--forge overrides)", c.Forge)
 	}
 	fmt.Fprintf(&b, "; CI output %s", c.Output)
 	if c.OutputFrom == "--ci-output" {

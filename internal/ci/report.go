@@ -203,7 +203,7 @@ func (o Outcome) Summary() string {
 	if len(r.Phases) > 0 {
 		b.WriteString("\n#### Phases\n\n| phase | status | duration |\n|---|---|---:|\n")
 		for _, p := range r.Phases {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", Cell(p.Name), Cell(p.Status), (time.Duration(p.DurationMS*float64(time.Millisecond))).Round(time.Millisecond))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", Cell(p.Name), Cell(p.Status), phaseDuration(p.DurationMS))
 		}
 	}
 	if len(r.Findings) > 0 {
@@ -222,6 +222,15 @@ func (o Outcome) Summary() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// phaseDuration shows a phase's duration: milliseconds with one decimal
+// below a second, else seconds to the hundredth.
+func phaseDuration(ms float64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%.1f ms", ms)
+	}
+	return fmt.Sprintf("%.2f s", ms/1000)
 }
 
 func icon(status string) string {

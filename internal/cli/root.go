@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"golang.org/x/term"
 
+	"github.com/fullsend-ai/fullsend/internal/ci"
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 )
@@ -51,6 +52,12 @@ type Env struct {
 	// the command's root span (a no-op one when no provider is installed).
 	tracing bool
 	span    trace.Span
+
+	// ciOutput is the command's CI-native output (package ci; the
+	// detected CI unless --ci-output says otherwise); ciOut and ciErr
+	// guard stdout and stderr in GitHub Actions (ci.go).
+	ciOutput     ci.Platform
+	ciOut, ciErr *ci.Guard
 }
 
 // Progress returns the command's progress reporter on stderr, made on
@@ -219,6 +226,8 @@ func run(ctx context.Context, env *Env, args []string) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
+	env.guardCI()
+	defer env.flushCI()
 	shutdown, terr := trace.Setup(ctx, env.Getenv, buildInfo().Version, func(err error) {
 		fmt.Fprintf(env.Stderr, "fullsend: warning: tracing: %s\n", oneLine(err.Error()))
 	})
@@ -241,6 +250,7 @@ func run(ctx context.Context, env *Env, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
+	env.annotateError(err)
 	if ctx.Err() != nil {
 		// The only canceller is Main's signal context: whatever error the
 		// interruption surfaced as ("context canceled", a killed child…),

@@ -28,6 +28,7 @@ type runFlags struct {
 	runtime, script, sandbox, targetRepo, prompt, resume string
 	native                                               nativeFlags
 	claude                                               claudeFlags
+	ci                                                   *runpkg.CIInfo // report.json "ci" (ci.go)
 }
 
 // nativeFlags are the native runtime's settings; each is passed as a
@@ -115,6 +116,7 @@ func newRunCmd(env *Env) *cobra.Command {
 	var f ResolveFlags
 	var rf runFlags
 	var asJSON bool
+	var ciOutput string
 	cmd := &cobra.Command{
 		Use:   "run [flags] HARNESS",
 		Short: "Resolve, scan and run a harness's agent in a sandbox",
@@ -159,8 +161,16 @@ agent fetch web pages within the sandbox policy's network allowlist. --resume RU
 run directory from its transcript (the sandbox itself is provisioned afresh).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			choice, forge, optional, err := env.decideCI(f.Forge, ciOutput)
+			if err != nil {
+				return err
+			}
+			f.Forge, f.forgeOptional, rf.ci = forge, optional, ciInfo(choice)
 			rep, err := runHarness(cmd, env, args[0], f, rf)
 			env.finishProgress()
+			if cerr := env.ciRunOutput(rep, err); cerr != nil && err == nil {
+				err = cerr
+			}
 			if asJSON {
 				return writeRunJSON(env, rep, err)
 			}
@@ -182,6 +192,7 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object on stdout instead of the summary (progress and notes stay on stderr)")
 	rf.native.add(fl)
 	rf.claude.add(fl)
+	addCIOutputFlag(fl, &ciOutput)
 	return cmd
 }
 
@@ -247,7 +258,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 		FetchOptions:   env.fetchOptions(f),
 		PrepareRunsDir: prepareRunsDir,
 		SandboxOptions: env.sandboxOptions,
-		Exec:           runpkg.ExecOptions{Progress: pr, Warn: pr.Writer()},
+		Exec:           runpkg.ExecOptions{Progress: pr, Warn: pr.Writer(), CI: rf.ci},
 	})
 	var ue *runpkg.UsageError
 	if rep == nil && errors.As(err, &ue) {
@@ -287,6 +298,9 @@ func writeRunSummary(w io.Writer, r *runpkg.Report, cwd string) {
 	fmt.Fprintf(w, "sandbox   %s\n", r.Sandbox.Backend)
 	fmt.Fprintf(w, "repo      %s\n", repoLine(r.Target.Repo))
 	fmt.Fprintf(w, "result    %s\n", resultLine(r))
+	if r.Status == runpkg.StatusSkipped {
+		fmt.Fprintf(w, "skipped   %s\n", oneLine(r.SkipReason))
+	}
 	if e := r.Events; e.Turns > 0 {
 		fmt.Fprintf(w, "usage     %d turn(s), %d tool call(s), %d input / %d output tokens, stop %s\n", e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.StopReason)
 	}

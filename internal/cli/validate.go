@@ -44,7 +44,7 @@ type validateResource struct {
 
 func newValidateCmd(env *Env) *cobra.Command {
 	var asJSON bool
-	var forge string
+	var forge, ciOutput string
 	cmd := &cobra.Command{
 		Use:   "validate [--json] [--forge NAME] HARNESS",
 		Short: "Load and validate a harness and resolve its local references",
@@ -56,7 +56,11 @@ fetched. Without --forge, the resources of every forge overlay are checked and
 listed too (as forge.<name>.<field>).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, cfg, t, err := env.LoadHarness(cmd, args[0], forge)
+			_, fg, optional, err := env.decideCI(forge, ciOutput)
+			if err != nil {
+				return err
+			}
+			h, cfg, t, err := env.loadHarness(cmd, args[0], fg, optional)
 			if err != nil {
 				return err
 			}
@@ -104,7 +108,8 @@ listed too (as forge.<name>.<field>).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
-	cmd.Flags().StringVar(&forge, "forge", "", "apply the forge.`NAME` overlay (e.g. github, gitlab)")
+	cmd.Flags().StringVar(&forge, "forge", "", "apply the forge.`NAME` overlay (e.g. github, gitlab; default in CI: the CI's forge when the harness has that overlay)")
+	addCIOutputFlag(cmd.Flags(), &ciOutput)
 	// Every command that takes HARNESS takes --yes (the CLI contract). validate
 	// never fetches, so there is nothing to confirm: a harness URL is checked
 	// by resolve, which is where --yes matters.
