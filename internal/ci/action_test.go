@@ -17,7 +17,6 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fullsend-ai/fullsend/internal/corpustest"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/sandboxtest"
 )
 
 // The repository's action.yml and example workflows, checked with the
@@ -192,9 +191,6 @@ func TestActionE2E(t *testing.T) {
 	}
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("ACT E2E SKIPPED: no git")
-	}
-	if err := sandboxtest.Unavailable("local"); err != nil {
-		t.Skipf("ACT E2E SKIPPED: local sandbox unavailable: %v", err)
 	}
 	root := moduleRoot(t)
 	repo := stage(t, root)
