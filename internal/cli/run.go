@@ -146,7 +146,13 @@ Every run leaves <workspace>/.fullsend/runs/<run-id>/ with report.json,
 transcript.jsonl, the script logs and the agent's output; see 'fullsend runs'.
 The runs directory and the cache hold a .gitignore, so they never show up in
 git status.
-Exit status 0 only when the agent succeeded and its result validated.
+Exit status 0 only when the agent succeeded and its result validated, or
+when the pre_script asked to skip the run (FULLSEND_PRESCRIPT_OUTPUT
+skipped=true, or exit status 78: status skipped, nothing provisioned).
+In CI (GITHUB_ACTIONS=true, GITLAB_CI=true) the CI's forge overlay is
+applied when the harness has one and --forge is not given, and
+--ci-output (default: the CI detected) writes annotations, the job
+summary and step outputs, or GitLab's code-quality report (docs/ci.md).
 
 --runtime native runs fullsend's own tool loop on this host against an
 OpenAI-compatible or Anthropic API (llama.cpp llama-server, vLLM, Ollama /v1,
