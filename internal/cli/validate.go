@@ -46,7 +46,7 @@ func newValidateCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	var forge, ciOutput string
 	cmd := &cobra.Command{
-		Use:   "validate [--json] [--forge NAME] HARNESS",
+		Use:   "validate [--json] [--forge NAME] [--ci-output KIND] HARNESS",
 		Short: "Load and validate a harness and resolve its local references",
 		Long: `validate loads HARNESS (a path, or the name of an agent registered in
 config.yaml), composes its base: chain, applies the --forge overlay when
