@@ -211,6 +211,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		Findings:   []FindingRecord{},
 		Notes:      slices.Clone(p.Notes),
 		Resumes:    resumes,
+		Trust:      p.Trust,
 	}
 	if resumeNote != "" {
 		x.note(resumeNote)
