@@ -20,7 +20,7 @@ import (
 var ErrRepoLayer = errors.New("a repository layer (a fullsend dir inside the target repository's work tree, which a pull request controls) may not widen what the host trusts; set it in the org fullsend dir (--fullsend-dir outside the work tree, or --trusted-ref REF to read it from git), or pass --trust-worktree if you own this repository")
 
 // ErrRepoWidens marks a value of a repository layer above the org's.
-var ErrRepoWidens = errors.New("a repository layer may only narrow, lower or tighten the org's value")
+var ErrRepoWidens = errors.New("a repository layer may only narrow, lower or tighten the org's value (widen it in the org fullsend dir, or pass --trust-worktree if you own this repository)")
 
 // presentKey is a key written in a config file: its dotted path, the row
 // governing it and its key node.
@@ -126,7 +126,15 @@ func applyKey(eff, org, rc *config.Config, file string, k presentKey) error {
 			return err
 		}
 		if key := org.Sandbox.Limits.Exceeds(l); key != "" {
-			return widens("%s = %s raises the org's %s", key, l.Value(key), org.Sandbox.Limits.Value(key))
+			n := k.node
+			if kv, err := yamlx.Pairs(file, k.path, k.val); err == nil {
+				for _, e := range kv {
+					if e[0].Value == key {
+						n = e[0]
+					}
+				}
+			}
+			return yamlx.Errorf(file, n, k.path+"."+key, ErrRepoWidens, "%s raises the org's %s", l.Value(key), org.Sandbox.Limits.Value(key))
 		}
 		eff.Sandbox.Limits = l
 	case "security.fail_mode":
