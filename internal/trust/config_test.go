@@ -82,7 +82,9 @@ func TestRepoConfigNarrowing(t *testing.T) {
 		{"allowed_remote_resources: [\"https://github.com/org/lib/skills/\"]\n", func(c *config.Config) bool {
 			return len(c.AllowedRemoteResources) == 1 && c.AllowedRemoteResources[0] == "https://github.com/org/lib/skills/"
 		}},
-		{"sandbox:\n  limits: {memory: 1GiB}\n", func(c *config.Config) bool { return c.Sandbox.Limits.MemoryBytes == 1<<30 && c.Sandbox.Limits.Pids == 512 }},
+		{"sandbox:\n  limits: {memory: 1GiB}\n", func(c *config.Config) bool {
+			return c.Sandbox.Limits.MemoryBytes == 1<<30 && c.Sandbox.Limits.Pids == 512
+		}},
 		{"security:\n  fail_mode: closed\n", func(c *config.Config) bool { return c.Security.FailMode == config.FailClosed }},
 		{"security:\n  remote_resources:\n    allowed_domains: [github.com]\n    timeout: 5s\n    max_size_bytes: 1000\n    max_depth: 2\n    max_resources: 3\n", func(c *config.Config) bool {
 			r := c.Security.RemoteResources
