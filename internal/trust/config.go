@@ -44,9 +44,13 @@ func configKeys(prefix string, n *yaml.Node, out *[]presentKey) {
 			configKeys(p, v, out)
 			continue
 		}
-		if row, ok := configKey(p); ok {
-			*out = append(*out, presentKey{p, row, k, v})
+		row, ok := configKey(p)
+		if !ok {
+			// No row governs it (a key of features outside the runner, an
+			// unknown or a future key): org only, failing closed.
+			row = Key{Key: p, Policy: Refused}
 		}
+		*out = append(*out, presentKey{p, row, k, v})
 	}
 }
 

@@ -62,6 +62,12 @@ func TestRepoConfigRefusedKeys(t *testing.T) {
 			t.Errorf("%s: %q: want prefix %q and the way out", k.Key, msg, want)
 		}
 	}
+	// A key no row governs is org only (fail closed).
+	for _, y := range []string{"dispatch: {x: 1}\n", "sandbox:\n  future_key: 1\n"} {
+		if _, _, err := applyRepoConfig(org, "c.yaml", []byte(y)); !errors.Is(err, ErrRepoLayer) {
+			t.Errorf("%q: %v, want ErrRepoLayer", y, err)
+		}
+	}
 	// A key below a refused row is refused too (runtimes.claude.binary).
 	_, _, err := applyRepoConfig(org, "c.yaml", []byte("runtimes:\n  claude:\n    max_turns: 5\n    binary: /bin/sh\n"))
 	if !errors.Is(err, ErrRepoLayer) || !strings.Contains(err.Error(), "c.yaml:4: runtimes.claude.binary:") {
@@ -91,7 +97,6 @@ func TestRepoConfigNarrowing(t *testing.T) {
 			return len(r.AllowedDomains) == 1 && r.Timeout == 5*time.Second && r.MaxSizeBytes == 1000 && r.MaxDepth == 2 && r.MaxResources == 3
 		}},
 		{"runtimes:\n  claude: {max_turns: 10}\n", func(c *config.Config) bool { return c.Runtimes.Claude.MaxTurns == 10 }},
-		{"dispatch: {x: 1}\n", func(c *config.Config) bool { return true }},
 	}
 	for _, tc := range ok {
 		c, _, err := applyRepoConfig(org, "r.yaml", []byte(tc.yaml))

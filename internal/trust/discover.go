@@ -18,6 +18,8 @@ type Discovery struct {
 	Home string
 	// UID is the user the .git must belong to; -1 = os.Getuid.
 	UID int
+	// device is the filesystem of a path (tests); nil = deviceOf.
+	device func(string) (uint64, bool)
 }
 
 // FindGitRoot returns the nearest directory at or above dir that holds
@@ -53,7 +55,11 @@ func (d Discovery) FindGitRoot(dir string) (string, error) {
 	if home != "" && (cur == home || Inside(cur, home)) {
 		ceiling = home
 	}
-	dev, devOK := deviceOf(cur)
+	devOf := d.device
+	if devOf == nil {
+		devOf = deviceOf
+	}
+	dev, devOK := devOf(cur)
 	for {
 		g := filepath.Join(cur, ".git")
 		if fi, err := os.Lstat(g); err == nil {
@@ -71,7 +77,7 @@ func (d Discovery) FindGitRoot(dir string) (string, error) {
 			return "", nil
 		}
 		if devOK {
-			if pd, ok := deviceOf(parent); ok && pd != dev {
+			if pd, ok := devOf(parent); ok && pd != dev {
 				return "", nil // a filesystem boundary
 			}
 		}

@@ -49,8 +49,8 @@ type Key struct {
 }
 
 // ConfigKeys is the layer table of config.yaml: what a repository layer's
-// config.yaml may set. Keys the table does not name are those the config
-// parser ignores (features outside the runner, unknown keys).
+// config.yaml may set. A key no row governs (features outside the runner,
+// unknown keys, keys added later without a row) is org only.
 var ConfigKeys = []Key{
 	{"version", Allowed, "format version"},
 	{"runtime", Allowed, "default runtime among the built-in ones"},
