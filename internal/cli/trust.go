@@ -52,9 +52,6 @@ func (e *Env) trustState() *trustState {
 func (e *Env) trustDecision(ctx context.Context) (*trust.Decision, error) {
 	ts := e.trustState()
 	ts.once.Do(func() {
-		if ctx == nil {
-			ctx = context.Background()
-		}
 		d, err := trust.Decide(ctx, trust.Options{
 			FullsendDir: e.FullsendDir, TargetRepo: ts.targetRepo, TrustedRef: ts.ref,
 			TrustWorktree: ts.worktree || e.Getenv(trust.EnvTrustWorktree) == "1",
@@ -110,7 +107,7 @@ func trustedHarnessPath(d *trust.Decision, p string) (string, string, bool) {
 // (trust.Decision.Config): a repository layer's config.yaml applied over
 // the org layer's under the layer table.
 func (e *Env) layerConfig(root string) (*config.Config, error) {
-	d, err := e.trustDecision(nil)
+	d, err := e.trustDecision(context.Background())
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +135,7 @@ func (e *Env) layerConfig(root string) (*config.Config, error) {
 // the decision: the org layer beneath a repository layer, and the check
 // of the fields a repository layer may not set.
 func (e *Env) harnessTrust(t HarnessTarget) ([]string, func(*harness.Harness) error) {
-	d, err := e.trustDecision(nil)
+	d, err := e.trustDecision(context.Background())
 	if err != nil || !t.RepoLayer {
 		return nil, nil
 	}
@@ -153,7 +150,7 @@ func (e *Env) harnessTrust(t HarnessTarget) ([]string, func(*harness.Harness) er
 // root: the org layer's, never a repository layer's (a warning names one
 // that is ignored).
 func (e *Env) acceptances(root string) (*scan.Acceptances, error) {
-	d, err := e.trustDecision(nil)
+	d, err := e.trustDecision(context.Background())
 	if err != nil {
 		return nil, err
 	}
