@@ -121,6 +121,12 @@ func TestPRConfigHostServicesRefused(t *testing.T) {
 	if r := runsIn(dir); len(r) != 0 {
 		t.Errorf("a run happened: %v", r)
 	}
+	// Naming the checkout's .fullsend explicitly does not make it the org
+	// layer: the operator names the directory, the pull request writes it.
+	code, stdout, stderr = fullsend(t, "--fullsend-dir", ".fullsend", "run", ".fullsend/harness/agent.yaml")
+	if code != 1 || !strings.Contains(lastLine(stderr), "sandbox.host_services:") {
+		t.Errorf("ATTACK SUCCEEDED with --fullsend-dir .fullsend: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	if n := conns.Load(); n != 0 {
 		t.Errorf("ATTACK SUCCEEDED: the host service got %d connection(s)", n)
 	}

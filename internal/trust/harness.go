@@ -70,6 +70,12 @@ func checkRepoHarness(top, o *harness.Harness, prefix string) error {
 			if len(o.Native.Tools) > 0 {
 				return refuse(f.Key, o.Native.Tools[0])
 			}
+		case "security.sandbox_hooks false":
+			for _, k := range slices.Sorted(maps.Keys(o.Security.SandboxHooks)) {
+				if !o.Security.SandboxHooks[k] {
+					return refuse("security.sandbox_hooks."+k, "")
+				}
+			}
 		default:
 			// A row with no check here: fail closed on any harness.
 			return refuse(f.Key, "")

@@ -158,6 +158,7 @@ func TestCheckRepoHarness(t *testing.T) {
 		{"env.runner", "runner_env:\n  A: b\n", "env.runner.A:"},
 		{"env.sandbox ${VAR}", "env:\n  sandbox:\n    T: ${GITHUB_TOKEN}\n", "h.yaml:4: env.sandbox.T:"},
 		{"native.tools", "native:\n  tools: [web_fetch]\n", "h.yaml:3: native.tools:"},
+		{"security.sandbox_hooks false", "security:\n  sandbox_hooks: {ssrf: false}\n", "security.sandbox_hooks.ssrf:"},
 		{"forge overlay", "forge:\n  github:\n    pre_script: s.sh\n", "forge.github.pre_script:"},
 	} {
 		p := filepath.Join(dir, "h.yaml")
@@ -171,14 +172,14 @@ func TestCheckRepoHarness(t *testing.T) {
 		}
 	}
 	covered := map[string]bool{"pre_script": true, "post_script": true, "validation_loop.script": true, "validation_loop.preflight_check": true,
-		"host_files": true, "env.runner": true, "env.sandbox ${VAR}": true, "native.tools": true}
+		"host_files": true, "env.runner": true, "env.sandbox ${VAR}": true, "native.tools": true, "security.sandbox_hooks false": true}
 	for _, k := range HarnessFields {
 		if !covered[k.Key] {
 			t.Errorf("row %s has no case here", k.Key)
 		}
 	}
 	// Declarative content passes.
-	write(t, dir, map[string]string{"h.yaml": base + "env:\n  sandbox:\n    NAME: world\ntimeout_minutes: 5\n"})
+	write(t, dir, map[string]string{"h.yaml": base + "env:\n  sandbox:\n    NAME: world\ntimeout_minutes: 5\nsecurity:\n  sandbox_hooks: {ssrf: true}\n"})
 	if _, err := harness.Load(filepath.Join(dir, "h.yaml"), harness.LoadOptions{Root: dir, Check: CheckRepoHarness}); err != nil {
 		t.Errorf("declarative harness: %v", err)
 	}
