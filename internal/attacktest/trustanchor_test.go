@@ -75,10 +75,28 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// runsIn lists the run directories under the checkout's default runs dir.
-func runsIn(dir string) []string {
-	m, _ := filepath.Glob(filepath.Join(dir, ".fullsend", "runs", "*", "report.json"))
-	return m
+// runJSON is `fullsend … run --json …` (only the output format differs
+// from the defaults) and the run directory it reports ("" = no run
+// started), wherever the runs directory is.
+func runJSON(t *testing.T, args ...string) (code int, runDir, stdout, stderr string) {
+	t.Helper()
+	var with []string
+	for i, a := range args {
+		with = append(with, a)
+		if a == "run" {
+			with = append(with, "--json")
+			with = append(with, args[i+1:]...)
+			break
+		}
+	}
+	code, stdout, stderr = fullsend(t, with...)
+	var out struct {
+		RunDir string `json:"run_dir"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("run --json: %v\n%s\n%s", err, stdout, stderr)
+	}
+	return code, out.RunDir, stdout, stderr
 }
 
 // A pull request edits .fullsend/config.yaml to let the agent reach a
@@ -110,7 +128,7 @@ func TestPRConfigHostServicesRefused(t *testing.T) {
 			"  - exec: {cmd: \"bash -c 'echo hi > /dev/tcp/127.0.0.1/" + port + "'\", any_exit: true}\n" +
 			"  - write_result: {value: {status: ok}}\n",
 	})
-	code, stdout, stderr := fullsend(t, "run", ".fullsend/harness/agent.yaml")
+	code, runDir, stdout, stderr := runJSON(t, "run", ".fullsend/harness/agent.yaml")
 	if code != 1 {
 		t.Fatalf("ATTACK SUCCEEDED: exit %d, want 1\n%s\n%s", code, stdout, stderr)
 	}
@@ -118,8 +136,8 @@ func TestPRConfigHostServicesRefused(t *testing.T) {
 	if !strings.Contains(last, filepath.Join(dir, ".fullsend", "config.yaml")+":3: sandbox.host_services:") || !strings.Contains(last, "--trusted-ref") || !strings.Contains(last, "--trust-worktree") {
 		t.Errorf("error does not name file:line: key and the way out: %s", last)
 	}
-	if r := runsIn(dir); len(r) != 0 {
-		t.Errorf("a run happened: %v", r)
+	if runDir != "" {
+		t.Errorf("a run happened: %s", runDir)
 	}
 	// Naming the checkout's .fullsend explicitly does not make it the org
 	// layer: the operator names the directory, the pull request writes it.
@@ -145,16 +163,15 @@ func TestPRScanAcceptNotHonoured(t *testing.T) {
 		".fullsend/" + scan.AcceptFile: "version: 1\naccept:\n  - rule: " + scan.RuleOverride + "\n    sha256: " + hex.EncodeToString(sum[:]) +
 			"\n    reason: reviewed\n    who: attacker@example.com\n",
 	})
-	code, stdout, stderr := fullsend(t, "run", ".fullsend/harness/agent.yaml")
+	code, runDir, stdout, stderr := runJSON(t, "run", ".fullsend/harness/agent.yaml")
 	if code == 0 {
 		t.Fatalf("ATTACK SUCCEEDED: the run passed with its own acceptance\n%s\n%s", stdout, stderr)
 	}
 	if !strings.Contains(stderr, filepath.Join(dir, ".fullsend", scan.AcceptFile)+": not honoured") {
 		t.Errorf("no warning names the ignored acceptance file:\n%s", stderr)
 	}
-	reports := runsIn(dir)
-	if len(reports) != 1 {
-		t.Fatalf("want one run report, got %v\n%s", reports, stderr)
+	if runDir == "" {
+		t.Fatalf("no run: the scan should have run and blocked\n%s", stderr)
 	}
 	var rep struct {
 		Status   string `json:"status"`
@@ -167,7 +184,7 @@ func TestPRScanAcceptNotHonoured(t *testing.T) {
 			RepositoryLayer string `json:"repository_layer"`
 		} `json:"trust"`
 	}
-	b, err := os.ReadFile(reports[0])
+	b, err := os.ReadFile(filepath.Join(runDir, "report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,8 +243,8 @@ func TestPRHostCodeRefused(t *testing.T) {
 				pr = map[string]string{".fullsend/scripts/pwn.sh": pwn, ".fullsend/config.yaml": "version: \"1\"\n" + tc.tail}
 			}
 			before := snapshotHost(t)
-			dir := newCheckout(t, nil, pr)
-			code, stdout, stderr := fullsend(t, "run", ".fullsend/harness/agent.yaml")
+			newCheckout(t, nil, pr)
+			code, runDir, stdout, stderr := runJSON(t, "run", ".fullsend/harness/agent.yaml")
 			if code != 1 {
 				t.Fatalf("ATTACK SUCCEEDED: exit %d, want 1\n%s\n%s", code, stdout, stderr)
 			}
@@ -238,8 +255,8 @@ func TestPRHostCodeRefused(t *testing.T) {
 			if strings.Count(strings.TrimSpace(stderr), "\n") > 0 && !strings.HasPrefix(last, "fullsend: ") {
 				t.Errorf("the error is not one line: %q", stderr)
 			}
-			if r := runsIn(dir); len(r) != 0 {
-				t.Errorf("a run happened: %v", r)
+			if runDir != "" {
+				t.Errorf("a run happened: %s", runDir)
 			}
 			assertHostUnchanged(t, before, tok, mark)
 		})
@@ -269,7 +286,7 @@ func TestStrayForeignGitNotUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(work)
-	code, stdout, stderr := fullsend(t, "--workspace", p.workspace, "run", "--script", filepath.Join(p.dir, "script.yaml"), filepath.Join(p.dir, "harness.yaml"))
+	code, runDir, stdout, stderr := runJSON(t, "run", "--script", filepath.Join(p.dir, "script.yaml"), filepath.Join(p.dir, "harness.yaml"))
 	if code != 1 {
 		t.Fatalf("ATTACK SUCCEEDED: exit %d, want 1 (the stray .git was used)\n%s\n%s", code, stdout, stderr)
 	}
@@ -277,8 +294,8 @@ func TestStrayForeignGitNotUsed(t *testing.T) {
 	if !strings.Contains(last, stray) || !strings.Contains(last, "another user") || !strings.Contains(last, "--target-repo") {
 		t.Errorf("error does not name the .git and the way out: %s", last)
 	}
-	if dirs := p.runDirs(); len(dirs) != 0 {
-		t.Errorf("a run happened: %v", dirs)
+	if runDir != "" {
+		t.Errorf("a run happened: %s", runDir)
 	}
 }
 
@@ -290,13 +307,13 @@ func TestTrustedRefRunsTheBaseBranchScripts(t *testing.T) {
 	needSandbox(t)
 	tmp := t.TempDir()
 	org, pwned := filepath.Join(tmp, "org"), filepath.Join(tmp, "pwned")
-	dir := newCheckout(t, map[string]string{
+	newCheckout(t, map[string]string{
 		".fullsend/harness/agent.yaml": checkoutHarness + "pre_script: scripts/pre.sh\n",
 		".fullsend/scripts/pre.sh":     "#!/bin/sh\ntouch " + org + "\n",
 	}, map[string]string{
 		".fullsend/scripts/pre.sh": "#!/bin/sh\ntouch " + pwned + "\n",
 	})
-	code, stdout, stderr := fullsend(t, "run", "--trusted-ref", "main", ".fullsend/harness/agent.yaml")
+	code, runDir, stdout, stderr := runJSON(t, "run", "--trusted-ref", "main", ".fullsend/harness/agent.yaml")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -306,11 +323,7 @@ func TestTrustedRefRunsTheBaseBranchScripts(t *testing.T) {
 	if _, err := os.Stat(pwned); err == nil {
 		t.Errorf("ATTACK SUCCEEDED: the pull request's edit of the script ran")
 	}
-	reports := runsIn(dir)
-	if len(reports) != 1 {
-		t.Fatalf("want one run, got %v", reports)
-	}
-	b, _ := os.ReadFile(reports[0])
+	b, _ := os.ReadFile(filepath.Join(runDir, "report.json"))
 	if !strings.Contains(string(b), `"mode": "trusted-ref"`) || !strings.Contains(string(b), `"trusted_ref": "main"`) {
 		t.Errorf("report.json does not record the trusted ref:\n%s", b)
 	}
@@ -326,12 +339,12 @@ func TestTrustedRefRunsTheBaseBranchScripts(t *testing.T) {
 func TestTrustWorktreeOptIn(t *testing.T) {
 	needSandbox(t)
 	mark := filepath.Join(t.TempDir(), "ran")
-	dir := newCheckout(t, map[string]string{
+	newCheckout(t, map[string]string{
 		".fullsend/harness/agent.yaml": checkoutHarness + "pre_script: scripts/pre.sh\n",
 		".fullsend/scripts/pre.sh":     "#!/bin/sh\ntouch " + mark + "\n",
 	}, nil)
 	t.Setenv("FULLSEND_TRUST_WORKTREE", "1")
-	code, stdout, stderr := fullsend(t, "run", ".fullsend/harness/agent.yaml")
+	code, runDir, stdout, stderr := runJSON(t, "run", ".fullsend/harness/agent.yaml")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -341,11 +354,7 @@ func TestTrustWorktreeOptIn(t *testing.T) {
 	if _, err := os.Stat(mark); err != nil {
 		t.Errorf("the opted-in pre_script did not run: %v", err)
 	}
-	reports := runsIn(dir)
-	if len(reports) != 1 {
-		t.Fatalf("want one run, got %v", reports)
-	}
-	b, _ := os.ReadFile(reports[0])
+	b, _ := os.ReadFile(filepath.Join(runDir, "report.json"))
 	if !strings.Contains(string(b), `"mode": "worktree"`) {
 		t.Errorf("report.json does not record the opt-in:\n%s", b)
 	}
