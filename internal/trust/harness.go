@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/harness"
+	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -69,6 +70,12 @@ func checkRepoHarness(top, o *harness.Harness, prefix string) error {
 		case "native.tools":
 			if len(o.Native.Tools) > 0 {
 				return refuse(f.Key, o.Native.Tools[0])
+			}
+		case "absolute local paths":
+			for _, r := range o.Refs() {
+				if k, err := ref.Classify(r.Value); err == nil && k == ref.Absolute {
+					return &yamlx.Error{File: r.Pos.File, Line: r.Pos.Line, Field: prefix + r.Field, Err: ErrRepoLayer}
+				}
 			}
 		case "security.sandbox_hooks false":
 			for _, k := range slices.Sorted(maps.Keys(o.Security.SandboxHooks)) {

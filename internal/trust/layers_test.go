@@ -158,6 +158,7 @@ func TestCheckRepoHarness(t *testing.T) {
 		{"env.runner", "runner_env:\n  A: b\n", "env.runner.A:"},
 		{"env.sandbox ${VAR}", "env:\n  sandbox:\n    T: ${GITHUB_TOKEN}\n", "h.yaml:4: env.sandbox.T:"},
 		{"native.tools", "native:\n  tools: [web_fetch]\n", "h.yaml:3: native.tools:"},
+		{"absolute local paths", "skills: [/root/.ssh]\n", "h.yaml:2: skills[0]:"},
 		{"security.sandbox_hooks false", "security:\n  sandbox_hooks: {ssrf: false}\n", "security.sandbox_hooks.ssrf:"},
 		{"forge overlay", "forge:\n  github:\n    pre_script: s.sh\n", "forge.github.pre_script:"},
 	} {
@@ -172,7 +173,7 @@ func TestCheckRepoHarness(t *testing.T) {
 		}
 	}
 	covered := map[string]bool{"pre_script": true, "post_script": true, "validation_loop.script": true, "validation_loop.preflight_check": true,
-		"host_files": true, "env.runner": true, "env.sandbox ${VAR}": true, "native.tools": true, "security.sandbox_hooks false": true}
+		"host_files": true, "env.runner": true, "env.sandbox ${VAR}": true, "native.tools": true, "security.sandbox_hooks false": true, "absolute local paths": true}
 	for _, k := range HarnessFields {
 		if !covered[k.Key] {
 			t.Errorf("row %s has no case here", k.Key)

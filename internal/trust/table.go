@@ -93,6 +93,7 @@ var HarnessFields = []Key{
 	{"env.runner", Refused, "environment of host scripts (also runner_env)"},
 	{"env.sandbox ${VAR}", Refused, "host variables (secrets) copied into the sandbox"},
 	{"native.tools", Refused, "host-side network tools of the native runtime"},
+	{"absolute local paths", Refused, "host files outside the repository layer named by absolute path (agent, skills, policy, schema, …)"},
 	{"security.sandbox_hooks false", Refused, "turns off a protection of the agent's session (true is allowed)"},
 }
 
