@@ -264,7 +264,7 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		return nil, err
 	}
 	p.planOrgAgentsMD(o)
-	p.Trust = o.Trust.Describe(o.FullsendDir)
+	p.Trust = o.Trust.Describe(o.FullsendDir, harnessFile(res))
 	p.planScan(h, cfg, o)
 	p.Prompt = o.Prompt
 	if p.Prompt == "" {
@@ -460,6 +460,14 @@ func (p *Plan) planScripts(h *harness.Harness) {
 		p.WallTime = time.Duration(h.TimeoutMinutes) * time.Minute
 		p.ScriptTimeout = p.WallTime
 	}
+}
+
+// harnessFile is the local file of a resolved harness ("" when remote).
+func harnessFile(res *resolve.Result) string {
+	if res.Remote || res.Loaded == nil {
+		return ""
+	}
+	return res.Loaded.File
 }
 
 // planOrgAgentsMD finds the fullsend dir's AGENTS.md (the org default).

@@ -220,16 +220,21 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// Describe is the decision as report.json records it for a harness whose
-// fullsend dir is root (nil for a nil decision).
-func (d *Decision) Describe(root string) *Info {
+// Describe is the decision as report.json records it for the harness
+// file whose fullsend dir is root (nil for a nil decision): the repository
+// layer is root when it is one, else the harness file's directory when the
+// file alone is untrusted.
+func (d *Decision) Describe(root, file string) *Info {
 	if d == nil {
 		return nil
 	}
 	i := d.Info
 	i.Worktrees = append([]string(nil), d.Worktrees...)
-	if d.IsRepoLayer(root) {
+	switch {
+	case d.IsRepoLayer(root):
 		i.RepositoryLayer = root
+	case d.Untrusted(file):
+		i.RepositoryLayer = filepath.Dir(file)
 	}
 	return &i
 }

@@ -108,9 +108,19 @@ func TestDecide(t *testing.T) {
 	if d.Mode != ModeOrgDir || d.OrgDir != "" || !d.IsRepoLayer(inside) || d.IsRepoLayer(outside) || !d.Untrusted(filepath.Join(repo, "x.yaml")) {
 		t.Errorf("inside: %+v", d.Info)
 	}
+	if i := d.Describe(inside, filepath.Join(inside, "h.yaml")); i.RepositoryLayer != inside || i.Mode != ModeOrgDir {
+		t.Errorf("inside: Describe = %+v", i)
+	}
 	d, _ = Decide(ctx, Options{Cwd: repo, FullsendDir: outside})
 	if d.OrgDir != outside || d.IsRepoLayer(outside) || !d.IsRepoLayer(inside) {
 		t.Errorf("outside: %+v", d.Info)
+	}
+	// A harness file of the work tree under the org dir's references.
+	if i := d.Describe(outside, filepath.Join(repo, "x", "h.yaml")); i.RepositoryLayer != filepath.Join(repo, "x") {
+		t.Errorf("outside: Describe = %+v", i)
+	}
+	if i := d.Describe(outside, filepath.Join(outside, "h.yaml")); i.RepositoryLayer != "" || i.OrgDir != outside {
+		t.Errorf("outside: Describe of the org's harness = %+v", i)
 	}
 	// --target-repo elsewhere: that tree is untrusted too.
 	target := t.TempDir()
