@@ -109,6 +109,7 @@ A file literally named "context" must be given as ./context.`,
 		},
 	}
 	f.add(cmd)
+	env.addTrustWorktreeFlag(cmd)
 	cmd.AddCommand(newScanContextCmd(env))
 	return cmd
 }

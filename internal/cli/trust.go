@@ -34,6 +34,13 @@ type trustState struct {
 func (e *Env) addTrustFlags(cmd *cobra.Command) {
 	ts := e.trustState()
 	cmd.Flags().StringVar(&ts.ref, "trusted-ref", "", "read the org fullsend dir from git objects at `REF` (e.g. origin/main) of the repository it lives in, never from the work tree; the work tree's copy is a repository layer on top (docs/trust.md)")
+	e.addTrustWorktreeFlag(cmd)
+}
+
+// addTrustWorktreeFlag adds --trust-worktree alone (commands that write
+// into the fullsend dir, or read only its settings).
+func (e *Env) addTrustWorktreeFlag(cmd *cobra.Command) {
+	ts := e.trustState()
 	cmd.Flags().BoolVar(&ts.worktree, "trust-worktree", false, "trust fullsend dirs inside the target repository's work tree as the org layer (host scripts, host services, scan acceptances); for a repository you own, never in CI on pull requests (also "+trust.EnvTrustWorktree+"=1)")
 }
 
