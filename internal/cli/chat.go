@@ -104,6 +104,10 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 		return nil, err
 	}
 	defer store.Close()
+	td, err := env.runTrust(cmd, cf.targetRepo)
+	if err != nil {
+		return nil, err
+	}
 	redact := chatRedactor(env, nativeOpts)
 	var srv *chat.Server
 	rt := native.New(native.Options{OnDelta: func(d native.Delta) { srv.Delta(d) }})
@@ -112,7 +116,7 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 		Options: runpkg.Options{
 			Runtime: native.Name, Sandbox: cf.sandbox, TargetRepo: cf.targetRepo,
 			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
-			RuntimeOptions: nativeOpts, Getenv: env.Getenv,
+			RuntimeOptions: nativeOpts, Getenv: env.Getenv, Trust: td,
 		},
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {
 			return env.ResolveHarness(ctx, cmd, arg, f, true)

@@ -23,9 +23,16 @@ func (e *Env) LoadConfig() (*config.Config, error) {
 	return e.loadConfigFrom(e.FullsendDir)
 }
 
-// loadConfigFrom loads the config of a given fullsend dir, caching the result
-// per (Env, dir) so notices are printed once.
+// loadConfigFrom loads the config in force for a given fullsend dir: its
+// own, or, for a repository layer, the org layer's with it applied
+// (trust.go).
 func (e *Env) loadConfigFrom(dir string) (*config.Config, error) {
+	return e.layerConfig(dir)
+}
+
+// loadOwnConfig loads the config.yaml of a given fullsend dir, caching the
+// result per (Env, dir) so notices are printed once.
+func (e *Env) loadOwnConfig(dir string) (*config.Config, error) {
 	key := fmt.Sprintf("%p|%s", e, dir)
 	configMu.Lock()
 	defer configMu.Unlock()

@@ -31,6 +31,7 @@ references them.`,
 		},
 	}
 	f.add(cmd, true)
+	env.addTrustFlags(cmd)
 	cmd.Flags().StringVar(&format, "format", "dot", "output `FORMAT`: dot or mermaid")
 	return cmd
 }

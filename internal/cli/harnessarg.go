@@ -13,6 +13,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/trust"
 )
 
 // HarnessTarget is a HARNESS argument after resolution.
@@ -22,6 +23,10 @@ type HarnessTarget struct {
 	URL   string // remote harness reference as given (https…#sha256=…)
 	Root  string // the fullsend dir its local references resolve against
 	Agent string // agent name from config.yaml agents:, when given by name
+	// RepoLayer: the harness file or its fullsend dir is untrusted input
+	// (inside the target repository's work tree; package trust), so the
+	// harness is checked as a repository layer's.
+	RepoLayer bool
 }
 
 // ResolveHarnessArg interprets HARNESS: an https URL; a path (relative to
@@ -32,6 +37,29 @@ type HarnessTarget struct {
 // from the harness location (harness.FindRoot), so
 // "fullsend run examples/hello/harness.yaml" works from a fresh clone.
 func (e *Env) ResolveHarnessArg(cmd *cobra.Command, arg string) (HarnessTarget, error) {
+	d, err := e.trustDecision(cmd.Context())
+	if err != nil {
+		return HarnessTarget{Arg: arg}, err
+	}
+	t, err := e.resolveHarnessArg(cmd, arg)
+	if err != nil {
+		return t, err
+	}
+	if p, root, ok := trustedHarnessPath(d, t.Path); ok {
+		t.Path, t.Root = p, root
+	} else if d.Untrusted(t.Path) && !d.IsRepoLayer(t.Root) && d.Mode == trust.ModeTrustedRef && pathWithin(t.Path, d.WorktreeFullsendDir) {
+		// A changed or new harness of the work tree's copy of the org
+		// dir: a repository layer over the org layer read from git.
+		t.Root = d.WorktreeFullsendDir
+		if r := harness.FindRoot(t.Path); pathWithin(r, d.WorktreeFullsendDir) {
+			t.Root = r
+		}
+	}
+	t.RepoLayer = d.IsRepoLayer(t.Root) || d.Untrusted(t.Path)
+	return t, nil
+}
+
+func (e *Env) resolveHarnessArg(cmd *cobra.Command, arg string) (HarnessTarget, error) {
 	t := HarnessTarget{Arg: arg, Root: e.FullsendDir}
 	if arg == "" {
 		return t, usageError{errors.New("HARNESS is empty")}
@@ -147,7 +175,8 @@ func (e *Env) loadHarness(cmd *cobra.Command, arg, forge string, forgeOptional b
 	if err != nil {
 		return nil, nil, t, err
 	}
-	h, err := harness.Load(t.Path, harness.LoadOptions{Root: t.Root, Config: cfg, Forge: forge, ForgeOptional: forgeOptional})
+	layers, check := e.harnessTrust(t)
+	h, err := harness.Load(t.Path, harness.LoadOptions{Root: t.Root, Layers: layers, Config: cfg, Forge: forge, ForgeOptional: forgeOptional, Check: check})
 	if err != nil {
 		return nil, nil, t, err
 	}

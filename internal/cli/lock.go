@@ -82,6 +82,7 @@ file is replaced atomically; on any failure the previous file is intact.`,
 		},
 	}
 	f.add(cmd, false)
+	env.addTrustWorktreeFlag(cmd)
 	cmd.Flags().BoolVar(&update, "update", false, "re-resolve and rewrite the harness's entry")
 	return cmd
 }

@@ -76,6 +76,7 @@ func (e *Env) resolveTarget(ctx context.Context, cmd *cobra.Command, t HarnessTa
 	if err != nil {
 		return nil, err
 	}
+	opts.Layers, opts.HarnessCheck = e.harnessTrust(t)
 	opts.LockCommand = func(update bool) string { return lockCommand(cmd, t.Arg, update) }
 	if useLock {
 		lf, err := readLock(t.LockPath())
@@ -133,7 +134,7 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 		return resolve.Options{}, err
 	}
 	e.ignoreCache(cacheDir)
-	accept, err := scan.LoadAcceptances(filepath.Join(root, scan.AcceptFile))
+	accept, err := e.acceptances(root)
 	if err != nil {
 		return resolve.Options{}, err
 	}
@@ -233,6 +234,7 @@ difference is a warning, or an error with --frozen.`,
 		},
 	}
 	f.add(cmd, true)
+	env.addTrustFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resolved harness and resources as JSON")
 	return cmd
 }

@@ -63,7 +63,7 @@ func TestResolveJSONShape(t *testing.T) {
 
 func testResolveJSONShape(t *testing.T, lib corpustest.Library) {
 	main := "harness/" + lib.Main + ".yaml"
-	fullsend := libraryCLI(t, t.TempDir(), lib.Dir)
+	fullsend := libraryCLI(t, t.TempDir(), copyLibrary(t, lib.Dir))
 	code, stdout, stderr := fullsend("resolve", "--json", "--forge", "github", main)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -104,7 +104,7 @@ func TestGraphFormats(t *testing.T) {
 
 func testGraphFormats(t *testing.T, lib corpustest.Library) {
 	h := "harness/" + lib.AllForges + ".yaml"
-	fullsend := libraryCLI(t, t.TempDir(), lib.Dir)
+	fullsend := libraryCLI(t, t.TempDir(), copyLibrary(t, lib.Dir))
 	code, stdout, stderr := fullsend("graph", h)
 	if code != 0 || !strings.HasPrefix(stdout, "digraph fullsend {") || !strings.Contains(stdout, `[label="agent"]`) || !strings.Contains(stdout, "fillcolor=palegreen") {
 		t.Fatalf("dot (exit %d, %s):\n%s", code, stderr, stdout)

@@ -48,6 +48,10 @@ type Env struct {
 	progressMu sync.Mutex
 	progress   *progress.Reporter
 
+	// trustMu guards trustSt: the trust flags and decision (trust.go).
+	trustMu sync.Mutex
+	trustSt *trustState
+
 	// tracing is set when the OTEL_* variables turned tracing on; span is
 	// the command's root span (a no-op one when no provider is installed).
 	tracing bool
@@ -238,6 +242,7 @@ func run(ctx context.Context, env *Env, args []string) int {
 	root := NewRoot(env)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	env.closeTrust()
 	if env.span != nil {
 		trace.End(env.span, err)
 	}

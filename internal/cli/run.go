@@ -199,6 +199,7 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 	rf.native.add(fl)
 	rf.claude.add(fl)
 	addCIOutputFlag(fl, &ciOutput)
+	env.addTrustFlags(cmd)
 	return cmd
 }
 
@@ -242,6 +243,10 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			return nil, fmt.Errorf("--resume: %w", err)
 		}
 	}
+	td, err := env.runTrust(cmd, rf.targetRepo)
+	if err != nil {
+		return nil, err
+	}
 	pr := env.Progress()
 	rep, err := runpkg.Run(cmd.Context(), runpkg.Request{
 		Options: runpkg.Options{
@@ -249,6 +254,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
 			Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv,
 			ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel, Images: rf.native.images,
+			Trust: td,
 		},
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {
 			return env.ResolveHarness(ctx, cmd, arg, f, true)

@@ -44,10 +44,11 @@ func (f *scanFlags) add(cmd *cobra.Command) {
 }
 
 // acceptances loads the acceptance file named by --accept (which must
-// exist), else <fullsend-dir>/scan-accept.yaml when present.
+// exist), else <fullsend-dir>/scan-accept.yaml when present and the
+// fullsend dir is not a repository layer (package trust).
 func (f *scanFlags) acceptances(env *Env) (*scan.Acceptances, error) {
 	if f.accept == "" {
-		return scan.LoadAcceptances(filepath.Join(env.FullsendDir, scan.AcceptFile))
+		return env.acceptances(env.FullsendDir)
 	}
 	if _, err := os.Stat(f.accept); err != nil {
 		return nil, fmt.Errorf("--accept: %w", err)
@@ -108,6 +109,7 @@ A file literally named "context" must be given as ./context.`,
 		},
 	}
 	f.add(cmd)
+	env.addTrustWorktreeFlag(cmd)
 	cmd.AddCommand(newScanContextCmd(env))
 	return cmd
 }

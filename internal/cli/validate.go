@@ -110,6 +110,7 @@ listed too (as forge.<name>.<field>).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
 	cmd.Flags().StringVar(&forge, "forge", "", "apply the forge.`NAME` overlay (e.g. github, gitlab; default in CI: the CI's forge when the harness has that overlay)")
 	addCIOutputFlag(cmd.Flags(), &ciOutput)
+	env.addTrustFlags(cmd)
 	// Every command that takes HARNESS takes --yes (the CLI contract). validate
 	// never fetches, so there is nothing to confirm: a harness URL is checked
 	// by resolve, which is where --yes matters.

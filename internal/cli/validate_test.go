@@ -38,7 +38,7 @@ func TestValidateLibrariesEveryForge(t *testing.T) {
 }
 
 func testValidateEveryForge(t *testing.T, lib corpustest.Library) {
-	dir := lib.Dir
+	dir := copyLibrary(t, lib.Dir) // an org fullsend dir, outside the work tree (package trust)
 	files, _ := filepath.Glob(filepath.Join(dir, "harness", "*.yaml"))
 	sort.Strings(files)
 	if len(files) < lib.MinHarnesses {
@@ -74,7 +74,7 @@ func TestValidateJSONShape(t *testing.T) {
 }
 
 func testValidateJSONShape(t *testing.T, lib corpustest.Library) {
-	dir := lib.Dir
+	dir := copyLibrary(t, lib.Dir) // an org fullsend dir, outside the work tree (package trust)
 	code, stdout, _ := runCLI(t, "validate", "--fullsend-dir", dir, "--forge", "github", "--json", lib.Main)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -117,7 +117,7 @@ func TestValidateByAgentName(t *testing.T) {
 }
 
 func testValidateByAgentName(t *testing.T, lib corpustest.Library) {
-	dir := lib.Dir
+	dir := copyLibrary(t, lib.Dir) // an org fullsend dir, outside the work tree (package trust)
 	code, stdout, stderr := runCLI(t, "validate", "--fullsend-dir", dir, lib.AllForges)
 	if code != 0 || !strings.Contains(stdout, "valid: harness/"+lib.AllForges+".yaml") {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
@@ -149,7 +149,7 @@ func editLine(t *testing.T, text, prefix string, repl func(string) string) strin
 }
 
 func testValidateFailures(t *testing.T, lib corpustest.Library) {
-	dir := lib.Dir
+	dir := copyLibrary(t, lib.Dir) // an org fullsend dir, outside the work tree (package trust)
 	tmp := t.TempDir()
 	src, _ := os.ReadFile(filepath.Join(dir, "harness", lib.AllForges+".yaml"))
 	bad := editLine(t, string(src), "timeout_minutes:", func(l string) string { return l + "\ntimeout_minuets: 3" })

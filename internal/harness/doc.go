@@ -63,8 +63,11 @@
 //
 // A relative reference resolves against Root (the fullsend dir) and then
 // each of Layers, most specific first (seed 000 "Inheritance and
-// Overrides": fullsend defaults → org .fullsend → per-repo .fullsend). It may
-// not escape the dir it is found in: ".." above it, symlinks with absolute
+// Overrides": fullsend defaults → org .fullsend → per-repo .fullsend). The
+// CLI sets Root to a repository layer and Layers to the org layer beneath
+// it, and passes LoadOptions.Check = trust.CheckRepoHarness, so what the
+// repository layer may not set is refused on the composed harness (package
+// trust holds that rule). It may not escape the dir it is found in: ".." above it, symlinks with absolute
 // targets and symlinks leading out are rejected (ErrEscapes). Absolute paths
 // are used as-is. ${VAR} values (host_files src only) are expanded at run
 // time and not checked here.

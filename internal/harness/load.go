@@ -69,6 +69,11 @@ type LoadOptions struct {
 	FetchBase func(ctx context.Context, r ref.Ref) ([]byte, error)
 	// Context is passed to FetchBase (default context.Background()).
 	Context context.Context
+	// Check, when set, is called on the composed harness (forge overlay
+	// applied, the others still in Forge) before Load returns it: the
+	// caller's trust rule for where the harness came from
+	// (trust.CheckRepoHarness for a repository layer).
+	Check func(*Harness) error
 }
 
 // FindRoot guesses the fullsend dir of a harness file: the parent of its
@@ -244,6 +249,11 @@ func compose(ctx context.Context, first link, root string, layers []string, opts
 	}
 	if opts.Forge != "" && (!opts.ForgeOptional || merged.Forge[opts.Forge] != nil) {
 		if err := merged.ApplyForge(opts.Forge); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Check != nil {
+		if err := opts.Check(merged); err != nil {
 			return nil, err
 		}
 	}

@@ -55,6 +55,9 @@ type Options struct {
 	// further overlay dirs, least specific first.
 	Root   string
 	Layers []string
+	// HarnessCheck is harness.LoadOptions.Check for a local harness (the
+	// trust rule of a repository layer); nil: none.
+	HarnessCheck func(*harness.Harness) error
 	// Forge applies that forge overlay; "" resolves every overlay's
 	// references as well (fields "forge.NAME.…"). With ForgeOptional it
 	// is applied only when the harness has it (harness.LoadOptions).
@@ -296,7 +299,7 @@ func (r *resolver) resolveLocal(ctx context.Context, path string) (*Result, erro
 	}
 	h, err := harness.Load(path, harness.LoadOptions{
 		Root: root, Layers: r.o.Layers, Config: r.cfg, Forge: r.o.Forge, ForgeOptional: r.o.ForgeOptional,
-		FetchBase: r.fetchBase, Context: ctx,
+		FetchBase: r.fetchBase, Context: ctx, Check: r.o.HarnessCheck,
 	})
 	if err != nil {
 		return nil, err

@@ -214,6 +214,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		Notes:      slices.Clone(p.Notes),
 		Resumes:    resumes,
 		CI:         o.CI,
+		Trust:      p.Trust,
 	}
 	if resumeNote != "" {
 		x.note(resumeNote)

@@ -25,6 +25,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/trust"
 )
 
 // Sandbox paths the runner owns (besides the runtime layout constants).
@@ -92,6 +93,8 @@ type Options struct {
 	// Images are --image files (native runtime): inside the target
 	// repository, png/jpeg/gif/webp, attached to the first user message.
 	Images []string
+	// Trust is the command's trust decision (nil: FullsendDir is trusted).
+	Trust *trust.Decision
 }
 
 // SkillPlan is one skill uploaded to the personal level.
@@ -186,7 +189,9 @@ type Plan struct {
 	HostServices     []HostService   `json:"host_services,omitempty"`
 	ProvisionTimeout time.Duration   `json:"provision_timeout,omitempty"`
 	PreflightCheck   string          `json:"preflight_check,omitempty"`
-	runtimeErr       error
+	// Trust is which layers the run trusted (report.json trust).
+	Trust      *trust.Info `json:"trust,omitempty"`
+	runtimeErr error
 }
 
 // RepoDir is the sandbox path of the agent's working directory.
@@ -259,6 +264,7 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		return nil, err
 	}
 	p.planOrgAgentsMD(o)
+	p.Trust = o.Trust.Describe(o.FullsendDir, harnessFile(res))
 	p.planScan(h, cfg, o)
 	p.Prompt = o.Prompt
 	if p.Prompt == "" {
@@ -456,12 +462,24 @@ func (p *Plan) planScripts(h *harness.Harness) {
 	}
 }
 
+// harnessFile is the local file of a resolved harness ("" when remote).
+func harnessFile(res *resolve.Result) string {
+	if res.Remote || res.Loaded == nil {
+		return ""
+	}
+	return res.Loaded.File
+}
+
 // planOrgAgentsMD finds the fullsend dir's AGENTS.md (the org default).
 func (p *Plan) planOrgAgentsMD(o Options) {
-	if o.FullsendDir == "" {
+	dir := o.FullsendDir
+	if o.Trust.IsRepoLayer(dir) {
+		dir = o.Trust.OrgDir // a repository layer's AGENTS.md is no org default
+	}
+	if dir == "" {
 		return
 	}
-	f := filepath.Join(o.FullsendDir, "AGENTS.md")
+	f := filepath.Join(dir, "AGENTS.md")
 	if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
 		p.OrgAgentsMD = f
 	}
@@ -718,7 +736,11 @@ func (p *Plan) planTarget(o Options) error {
 	if repo == "none" {
 		repo = ""
 	} else if repo == "" {
-		if repo = findGitRoot(o.Cwd); repo == "" {
+		var err error
+		if repo, err = trust.FindGitRoot(o.Cwd); err != nil {
+			return &PlanError{Field: "--target-repo", Err: err}
+		}
+		if repo == "" {
 			return &PlanError{Field: "--target-repo", Err: fmt.Errorf("%w: %s is not inside a git repository; give --target-repo DIR (the repository the agent works on) or --target-repo none (an empty working directory)", ErrNoTargetRepo, o.Cwd)}
 		}
 	} else {
@@ -754,24 +776,11 @@ func (p *Plan) planTarget(o Options) error {
 
 // FindGitRoot returns the nearest directory at or above dir that holds
 // .git, or "": the default target repository of a run started in dir.
-func FindGitRoot(dir string) string { return findGitRoot(dir) }
-
-// findGitRoot is FindGitRoot.
-func findGitRoot(dir string) string {
-	d, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
-	}
+// It follows trust.FindGitRoot (a .git another user owns is not used;
+// home and filesystem boundaries stop the search).
+func FindGitRoot(dir string) string {
+	r, _ := trust.FindGitRoot(dir)
+	return r
 }
 
 func within(p, dir string) bool {

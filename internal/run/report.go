@@ -17,6 +17,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/trust"
 )
 
 // ReportVersion is the format version of report.json.
@@ -85,6 +86,9 @@ type Report struct {
 	// Capabilities is what the agent was given: tools, limits, backend,
 	// model endpoint (never its key) and skills with digests.
 	Capabilities *CapabilitySnapshot `json:"capabilities,omitempty"`
+	// Trust is which layers the run trusted: the org layer, a repository
+	// layer, a trusted ref, or the operator's --trust-worktree.
+	Trust *trust.Info `json:"trust,omitempty"`
 
 	dir string
 }

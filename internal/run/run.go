@@ -126,8 +126,11 @@ func preparePlan(req Request, res *resolve.Result, cfg *config.Config, o Options
 	}
 	// Reviewed findings accepted in the fullsend dir, for the host scan and
 	// the in-sandbox scan alike (a malformed file stops the run here).
-	if plan.Scan.Accept, err = scan.LoadAcceptances(filepath.Join(o.FullsendDir, scan.AcceptFile)); err != nil {
-		return nil, err
+	// (never a repository layer's: trust.Decision.AcceptDir).
+	if dir, _ := o.Trust.AcceptDir(o.FullsendDir); dir != "" {
+		if plan.Scan.Accept, err = scan.LoadAcceptances(filepath.Join(dir, scan.AcceptFile)); err != nil {
+			return nil, err
+		}
 	}
 	// The model settings: still before any host script runs or any
 	// sandbox exists.
