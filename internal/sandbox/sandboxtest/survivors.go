@@ -30,6 +30,11 @@ func (s *suite) execLeavesNothing(t *testing.T) {
 		t.Fatalf("background jobs: exit %d: %s", r.ExitCode, r.Stderr)
 	}
 	noSurvivor(t, ss, m, "background jobs")
+	// A detached loop that keeps forking while it is being killed.
+	if r := sh(t, ss, "exec </dev/null >/dev/null 2>&1; (while :; do sleep "+m+" & done &) ; sleep 0.5"); r.ExitCode != 0 {
+		t.Fatalf("fork loop: exit %d: %s", r.ExitCode, r.Stderr)
+	}
+	noSurvivor(t, ss, m, "a forking loop")
 	// At a timeout: the exec detaches a sleeper, then outlives its timeout.
 	req := helperReq("detach", m)
 	req.Args = []string{"sh", "-c", `"$0" detach "$1" && exec sleep "$1"`, sandbox.BinaryPath, m}
