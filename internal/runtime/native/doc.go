@@ -45,8 +45,8 @@
 // the loop or of a delegated child, is also an EventVerdict
 // (runtime.VerdictEvent), which the runner records as a report finding.
 // The canary rules look for the run's canary token (runtime.NewCanary),
-// exported to the sandbox as FULLSEND_CANARY_TOKEN and planted at
-// runtime.DecoyPath at bootstrap, as the claude runtime does.
+// planted at runtime.DecoyPath at bootstrap as the claude runtime does (the
+// hooks run host-side, so the token is not exported to the sandbox).
 //
 // # Delegation
 //

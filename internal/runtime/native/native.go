@@ -114,9 +114,9 @@ func New(o Options) *Runtime {
 	return &Runtime{o: o, profilesOK: []string{ProfileDefault}, maxParallel: DefaultMaxParallelChildren, canary: runtime.NewCanary()}
 }
 
-// Canary returns the run's canary token: exported to the sandbox
-// (FULLSEND_CANARY_TOKEN) and planted at runtime.DecoyPath, it is what the
-// canary hooks look for in tool calls and outputs. A tripwire, not a secret.
+// Canary returns the run's canary token: planted at runtime.DecoyPath, it
+// is what the canary hooks look for in tool calls and outputs. A tripwire,
+// not a secret.
 func (r *Runtime) Canary() string { return r.canary }
 
 // Name implements runtime.Runtime.
@@ -126,11 +126,10 @@ func (r *Runtime) Name() string { return Name }
 func (r *Runtime) ConfigDir() string { return runtime.ClaudeConfigDir }
 
 // Env implements runtime.Runtime. The loop runs on the host, so the sandbox
-// needs nothing from it but where the skills are, and the canary token (a
-// decoy); no credential is ever exported.
+// needs nothing from it but where the skills are (the hooks run host-side:
+// the canary token is not exported); no credential is ever exported.
 func (r *Runtime) Env(runtime.BootstrapInput) map[string]string {
-	return map[string]string{"FULLSEND_RUNTIME": Name, "FULLSEND_SKILLS_DIR": path.Join(runtime.ClaudeConfigDir, "skills"),
-		hooks.EnvCanaryToken: r.canary}
+	return map[string]string{"FULLSEND_RUNTIME": Name, "FULLSEND_SKILLS_DIR": path.Join(runtime.ClaudeConfigDir, "skills")}
 }
 
 // Bootstrap implements runtime.Runtime: it uploads the agent definition,
