@@ -207,5 +207,16 @@ func dockerClaudeImage(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// The image is a few hundred MB: do not leave one per test run.
+		c, err := client.New(client.FromEnv)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c.ImageRemove(rctx, in.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	})
 	return in.ID
 }
