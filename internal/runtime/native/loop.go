@@ -308,9 +308,10 @@ func (l *loop) execute(ctx context.Context, tc model.ToolCall) (err error) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		var stops []stop
-		out, stops = l.guard.post(ctx, tc.Name, args, out)
-		for _, v := range stops {
+		stops := out.stops
+		var post []stop
+		out, post = l.guard.post(ctx, tc.Name, args, out)
+		for _, v := range append(stops, post...) {
 			postRules = append(postRules, v.Rule)
 			l.event(runtime.VerdictEvent(v.Check, hooks.PostToolUse, tc.Name, tc.ID, v.Rule, v.Reason, l.st.Turns))
 		}

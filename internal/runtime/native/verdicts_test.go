@@ -56,3 +56,23 @@ func TestVerdictOfChild(t *testing.T) {
 	}
 	t.Fatalf("the child's block is no verdict of the run: %+v", h.events)
 }
+
+// A page web_fetch's content scan withholds is a verdict too.
+func TestVerdictOfWebFetchScan(t *testing.T) {
+	_, port, res := webServer(t)
+	h := newHarnessEnv(t, model.APIOpenAI,
+		modeltest.Call("w1", ToolWebFetch, map[string]any{"url": "http://docs.test:" + port + "/evil"}),
+		modeltest.Call("w2", ToolWebFetch, map[string]any{"url": "http://docs.test:" + port + "/good"}),
+		modeltest.Say("done"),
+	)
+	runWeb(t, h, res, "docs.test:"+port)
+	var got []runtime.Event
+	for _, e := range h.events {
+		if e.Kind == runtime.EventVerdict {
+			got = append(got, e)
+		}
+	}
+	if len(got) != 1 || got[0].ID != "w1" || got[0].Name != WebScanCheck || got[0].Rule == "" || !strings.HasPrefix(got[0].Text, "blocked the output of web_fetch: ") {
+		t.Fatalf("verdicts %+v, want one of the withheld page w1", got)
+	}
+}
