@@ -18,9 +18,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/hostsvc"
 	"github.com/fullsend-ai/fullsend/internal/model"
-	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
-	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
 // This file holds what the run does for agent CLIs inside the sandbox
@@ -194,24 +192,6 @@ func (x *execution) startHostServices(ctx context.Context) error {
 	// Recorded in the report, not printed: a configured service is no news.
 	x.report.Notes = append(x.report.Notes, "host services reachable from the sandbox at the same address: "+strings.Join(parts, ", "))
 	return nil
-}
-
-// verdict records a security verdict of the agent's runtime (a hook that
-// denied a tool call or blocked its output, a permission denial) as a
-// finding of the iteration. Called under evMu.
-func (x *execution) verdict(e runtime.Event) {
-	sev := scan.Warning
-	if strings.HasPrefix(e.Rule, "canary") {
-		sev = scan.Critical
-	}
-	path := x.toolNames[e.ID]
-	if path == "" {
-		path = e.ID
-	}
-	x.report.Findings = append(x.report.Findings, FindingRecord{
-		Phase: fmt.Sprintf("agent[%d]", x.iteration), Path: path, Scanner: e.Name, Rule: e.Rule,
-		Severity: sev.String(), Message: e.Text, Blocked: true,
-	})
 }
 
 // runPreflight runs validation_loop.preflight_check on the runner host

@@ -3,8 +3,6 @@ package claude
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +28,7 @@ const (
 	HooksDir      = runtime.WorkspaceDir + "/.claude/hooks"
 	UserSettings  = runtime.ClaudeConfigDir + "/settings.json"
 	LogDir        = runtime.ClaudeConfigDir + "/fullsend-logs"
-	DecoyPath     = runtime.SandboxRoot + "/.aws/credentials" // canary decoy, written when absent
+	DecoyPath     = runtime.DecoyPath // canary decoy, written when absent
 	ProjectsDir   = runtime.ClaudeConfigDir + "/projects"
 	envFile       = runtime.WorkspaceDir + "/.env"
 	envDir        = runtime.WorkspaceDir + "/.env.d"
@@ -71,11 +69,7 @@ var (
 
 // New returns a claude runtime with a fresh random canary token.
 func New() *Runtime {
-	b := make([]byte, 18)
-	if _, err := rand.Read(b); err != nil {
-		panic("claude runtime: no randomness: " + err.Error())
-	}
-	return &Runtime{canary: "fsc_" + hex.EncodeToString(b)}
+	return &Runtime{canary: runtime.NewCanary()}
 }
 
 // Name implements runtime.Runtime.
@@ -189,7 +183,7 @@ func (r *Runtime) BootstrapHooks(ctx context.Context, s sandbox.Session, in runt
 	if err := runtime.WriteFile(ctx, s, HooksDir+"/manifest.json", append(b, '\n')); err != nil {
 		return r.fail("hooks", err)
 	}
-	if err := r.plantDecoy(ctx, s); err != nil {
+	if err := runtime.PlantDecoy(ctx, s, r.canary); err != nil {
 		return r.fail("hooks", err)
 	}
 	r.hooksOn, r.settings = true, settings
@@ -211,31 +205,6 @@ func (r *Runtime) restoreHooks(ctx context.Context, s sandbox.Session, workDir s
 		if err := runtime.WriteFile(ctx, s, p, r.settings); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// plantDecoy writes a credentials file carrying the canary where secret
-// harvesting looks first, unless the runner already put a real file there.
-func (r *Runtime) plantDecoy(ctx context.Context, s sandbox.Session) error {
-	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return err
-	}
-	for i := range b {
-		b[i] = alnum[int(b[i])%len(alnum)]
-	}
-	decoy := "[default]\naws_access_key_id = AKIA" + string(b) + "\naws_secret_access_key = " + r.canary + "\n"
-	res, err := s.Exec(ctx, sandbox.ExecRequest{
-		Args:  []string{"sh", "-c", `[ -e "$1" ] && exit 0; mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod 600 "$1"`, "sh", DecoyPath},
-		Stdin: []byte(decoy),
-	})
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", DecoyPath, err)
-	}
-	if res.ExitCode != 0 {
-		return fmt.Errorf("writing %s: exit status %d: %s", DecoyPath, res.ExitCode, lastLine(res.Stderr))
 	}
 	return nil
 }

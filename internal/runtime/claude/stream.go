@@ -232,19 +232,7 @@ func (p *Parser) hookResponse(m *streamMsg) {
 	if a.Tag.ToolUseID != "" {
 		p.verdicts[a.Tag.ToolUseID] = true
 	}
-	p.send(runtime.Event{Kind: runtime.EventVerdict, Name: name, ID: a.Tag.ToolUseID, Rule: rule, IsError: true,
-		Text: verdictText(m.HookEvent, a.Tag.Tool, reason), Turn: p.out.Turns})
-}
-
-func verdictText(event, tool, reason string) string {
-	what := "blocked the call"
-	if event == hooks.PostToolUse {
-		what = "blocked the output"
-	}
-	if tool != "" {
-		what += " of " + tool
-	}
-	return what + ": " + reason
+	p.send(runtime.VerdictEvent(name, m.HookEvent, a.Tag.Tool, a.Tag.ToolUseID, rule, reason, p.out.Turns))
 }
 
 func blocks(raw json.RawMessage) ([]contentBlock, string) {

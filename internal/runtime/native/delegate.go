@@ -141,7 +141,7 @@ func (l *loop) runDelegation(ctx context.Context, d *delegation) toolResult {
 		runDir: filepath.Join(l.rd.dir, d.rel), system: system, tools: d.tools,
 		limits:  Limits{MaxTurns: l.rt.o.ChildMaxTurns, MaxOutputTokens: maxOut, MaxTokensPerCall: l.limits.MaxTokensPerCall, WallTime: l.limits.WallTime},
 		workDir: l.workDir, env: l.env, depth: l.depth + 1, prompt: d.goal,
-	}, l.client, l.model, sess, nil, l.skills, l.guard, l.rd.redact, nil)
+	}, l.client, l.model, sess, l.childEmit(), l.skills, l.guard, l.rd.redact, nil)
 	if err != nil {
 		return errorf("delegate_task: starting the child: %v", err)
 	}

@@ -41,7 +41,12 @@
 // tools.go; Bash(a,b) limits bash commands to those programs. After it
 // runs, the PostToolUse rules apply: a secret or canary finding withholds
 // the output from the model (unlike Claude Code hooks, the loop can
-// actually remove it); other findings prepend a notice.
+// actually remove it); other findings prepend a notice. Every block, of
+// the loop or of a delegated child, is also an EventVerdict
+// (runtime.VerdictEvent), which the runner records as a report finding.
+// The canary rules look for the run's canary token (runtime.NewCanary),
+// planted at runtime.DecoyPath at bootstrap as the claude runtime does (the
+// hooks run host-side, so the token is not exported to the sandbox).
 //
 // # Delegation
 //

@@ -88,6 +88,26 @@ type loop struct {
 	ready    map[string]toolResult
 	snapMu   sync.Mutex
 	snapshot *snapshot
+	// childMu serialises the verdicts of children running at once on
+	// their way to emit (see childEmit).
+	childMu sync.Mutex
+}
+
+// childEmit is what a child loop emits through: its verdicts reach the
+// run's events (a child's security stop is the run's), one at a time; its
+// other events stay in its own transcript.
+func (l *loop) childEmit() func(runtime.Event) {
+	if l.emit == nil || l.depth > 0 {
+		return l.emit // nil, or already the forwarder of the top loop
+	}
+	return func(e runtime.Event) {
+		if e.Kind != runtime.EventVerdict {
+			return
+		}
+		l.childMu.Lock()
+		defer l.childMu.Unlock()
+		l.emit(e)
+	}
 }
 
 // result is what a loop returns.
@@ -281,13 +301,20 @@ func (l *loop) execute(ctx context.Context, tc model.ToolCall) (err error) {
 		if v := l.guard.pre(ctx, tc.Name, args); v.Block {
 			blocked = v.Rule
 			out = errorf("blocked by fullsend security check (%s): %s", v.Rule, v.Reason)
+			l.event(runtime.VerdictEvent(v.Check, hooks.PreToolUse, tc.Name, tc.ID, v.Rule, v.Reason, l.st.Turns))
 			break
 		}
 		out = l.runTool(ctx, t, n, tc.ID, args)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		out, postRules = l.guard.post(ctx, tc.Name, args, out)
+		stops := out.stops
+		var post []stop
+		out, post = l.guard.post(ctx, tc.Name, args, out)
+		for _, v := range append(stops, post...) {
+			postRules = append(postRules, v.Rule)
+			l.event(runtime.VerdictEvent(v.Check, hooks.PostToolUse, tc.Name, tc.ID, v.Rule, v.Reason, l.st.Turns))
+		}
 	}
 	full := out.text
 	file, werr := l.rd.writeToolOutput(n, full)
@@ -313,8 +340,9 @@ type guard struct {
 }
 
 // newGuard selects the hooks; web are the run's web_fetch settings (nil:
-// none), whose private ranges the SSRF hook then admits for web_fetch.
-func newGuard(disabled, allowlist []string, web *webState) (*guard, error) {
+// none), whose private ranges the SSRF hook then admits for web_fetch;
+// canary is the run's canary token, which the canary hooks look for.
+func newGuard(disabled, allowlist []string, web *webState, canary string) (*guard, error) {
 	var optIn []string
 	if len(allowlist) > 0 {
 		optIn = []string{"tool-allowlist-pretool"}
@@ -323,7 +351,12 @@ func newGuard(disabled, allowlist []string, web *webState) (*guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &guard{env: &hooks.Env{Getenv: func(string) string { return "" }}}
+	g := &guard{env: &hooks.Env{Getenv: func(k string) string {
+		if k == hooks.EnvCanaryToken {
+			return canary
+		}
+		return ""
+	}}}
 	if web != nil {
 		g.env.WebFetchPrivateNetworks = web.private
 	}
@@ -340,28 +373,35 @@ func newGuard(disabled, allowlist []string, web *webState) (*guard, error) {
 	return g, nil
 }
 
-func (g *guard) pre(ctx context.Context, tool string, args map[string]any) hooks.Verdict {
+// stop is a blocking verdict and the hook (Check) that gave it: each
+// becomes an EventVerdict (runtime.VerdictEvent).
+type stop struct {
+	hooks.Verdict
+	Check string
+}
+
+func (g *guard) pre(ctx context.Context, tool string, args map[string]any) stop {
 	if g == nil {
-		return hooks.Verdict{}
+		return stop{}
 	}
 	in := hookInput(hooks.PreToolUse, tool, args, nil)
 	for _, h := range g.pre_ {
 		v, err := h.Check(ctx, in, g.env)
 		if err != nil {
-			return hooks.Verdict{Block: true, Rule: h.Name, Reason: "check failed: " + err.Error()}
+			return stop{hooks.Verdict{Block: true, Rule: h.Name, Reason: "check failed: " + err.Error()}, h.Name}
 		}
 		if v.Block {
-			return v
+			return stop{v, h.Name}
 		}
 	}
-	return hooks.Verdict{}
+	return stop{}
 }
 
-func (g *guard) post(ctx context.Context, tool string, args map[string]any, out toolResult) (toolResult, []string) {
+func (g *guard) post(ctx context.Context, tool string, args map[string]any, out toolResult) (toolResult, []stop) {
 	if g == nil || out.text == "" {
 		return out, nil
 	}
-	var rules []string
+	var stops []stop
 	in := hookInput(hooks.PostToolUse, tool, args, &out.text)
 	var notices []string
 	for _, h := range g.post_ {
@@ -372,16 +412,16 @@ func (g *guard) post(ctx context.Context, tool string, args map[string]any, out 
 		if !v.Block {
 			continue
 		}
-		rules = append(rules, v.Rule)
+		stops = append(stops, stop{v, h.Name})
 		if strings.HasPrefix(v.Rule, "secret.") || strings.HasPrefix(v.Rule, "canary.") {
 			out.text = fmt.Sprintf("[output withheld by fullsend (%s): %s]", v.Rule, v.Reason)
 			out.images = nil
-			return out, rules
+			return out, stops
 		}
 		notices = append(notices, fmt.Sprintf("[fullsend security notice (%s): %s]", v.Rule, v.Reason))
 	}
 	if len(notices) > 0 {
 		out.text = strings.Join(notices, "\n") + "\n" + out.text
 	}
-	return out, rules
+	return out, stops
 }

@@ -95,6 +95,7 @@ type Runtime struct {
 	lastRunDir  string
 	web         *webState // SetWeb (web_fetch)
 	snap        *Snapshot // the last Run's capabilities (Snapshot)
+	canary      string    // the run's canary token (runtime.NewCanary)
 }
 
 var (
@@ -110,8 +111,13 @@ func New(o Options) *Runtime {
 	if o.ChildMaxTurns <= 0 {
 		o.ChildMaxTurns = DefaultChildMaxTurns
 	}
-	return &Runtime{o: o, profilesOK: []string{ProfileDefault}, maxParallel: DefaultMaxParallelChildren}
+	return &Runtime{o: o, profilesOK: []string{ProfileDefault}, maxParallel: DefaultMaxParallelChildren, canary: runtime.NewCanary()}
 }
+
+// Canary returns the run's canary token: planted at runtime.DecoyPath, it
+// is what the canary hooks look for in tool calls and outputs. A tripwire,
+// not a secret.
+func (r *Runtime) Canary() string { return r.canary }
 
 // Name implements runtime.Runtime.
 func (r *Runtime) Name() string { return Name }
@@ -120,8 +126,8 @@ func (r *Runtime) Name() string { return Name }
 func (r *Runtime) ConfigDir() string { return runtime.ClaudeConfigDir }
 
 // Env implements runtime.Runtime. The loop runs on the host, so the sandbox
-// needs nothing from it but where the skills are; no credential is ever
-// exported.
+// needs nothing from it but where the skills are (the hooks run host-side:
+// the canary token is not exported); no credential is ever exported.
 func (r *Runtime) Env(runtime.BootstrapInput) map[string]string {
 	return map[string]string{"FULLSEND_RUNTIME": Name, "FULLSEND_SKILLS_DIR": path.Join(runtime.ClaudeConfigDir, "skills")}
 }
@@ -132,6 +138,9 @@ func (r *Runtime) Env(runtime.BootstrapInput) map[string]string {
 func (r *Runtime) Bootstrap(ctx context.Context, s sandbox.Session, in runtime.BootstrapInput) error {
 	fail := func(err error) error { return &runtime.Error{Runtime: Name, Op: "bootstrap", Err: err} }
 	if err := runtime.UploadConfig(ctx, s, runtime.ClaudeConfigDir, in); err != nil {
+		return fail(err)
+	}
+	if err := runtime.PlantDecoy(ctx, s, r.canary); err != nil {
 		return fail(err)
 	}
 	data, err := os.ReadFile(in.AgentFile)
@@ -375,7 +384,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		rd.close()
 		return fail("model", err)
 	}
-	g, err := newGuard(r.boot.DisabledHooks, r.allowlists, r.web)
+	g, err := newGuard(r.boot.DisabledHooks, r.allowlists, r.web, r.canary)
 	if err != nil {
 		rd.close()
 		return fail("guard", err)

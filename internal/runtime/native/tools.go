@@ -59,6 +59,9 @@ type toolResult struct {
 	text    string
 	images  []model.Block
 	isError bool
+	// stops are the security stops the tool made itself (web_fetch's
+	// content scan): each becomes an EventVerdict, as the hooks' do.
+	stops []stop
 }
 
 func errorf(format string, a ...any) toolResult {

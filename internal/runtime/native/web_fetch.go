@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/fetch"
+	"github.com/fullsend-ai/fullsend/internal/hooks"
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
@@ -24,6 +25,10 @@ const ToolWebFetch = "web_fetch"
 
 // WebDir holds the raw responses of web_fetch: <n>.body and <n>.headers.
 const WebDir = "web"
+
+// WebScanCheck names web_fetch's content scan in the verdict of a page it
+// withheld (EventVerdict.Name).
+const WebScanCheck = "web-fetch-scan"
 
 // WebScan scans fetched text as remote context before the model sees it.
 // It returns the blocking findings' rules (empty: the text may be shown);
@@ -111,10 +116,14 @@ func runWebFetch(ctx context.Context, l *loop, n int, args map[string]any) toolR
 	}
 	blocking, err := w.scan(ctx, []byte(text), "web_fetch "+resp.URL)
 	if err != nil {
-		return errorf("web_fetch %s: content scan failed, page withheld: %v", resp.URL, err)
+		out := errorf("web_fetch %s: content scan failed, page withheld: %v", resp.URL, err)
+		out.stops = []stop{{hooks.Verdict{Block: true, Rule: "web-fetch-scan.error", Reason: "the content scan of " + resp.URL + " failed: " + err.Error()}, WebScanCheck}}
+		return out
 	}
 	if len(blocking) > 0 {
-		return errorf("web_fetch %s: page withheld by fullsend content scan (%s); the response is kept in %s", resp.URL, strings.Join(blocking, ", "), rel)
+		out := errorf("web_fetch %s: page withheld by fullsend content scan (%s); the response is kept in %s", resp.URL, strings.Join(blocking, ", "), rel)
+		out.stops = []stop{{hooks.Verdict{Block: true, Rule: blocking[0], Reason: "the content scan withheld " + resp.URL + " (" + strings.Join(blocking, ", ") + ")"}, WebScanCheck}}
+		return out
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "URL: %s\n", resp.URL)

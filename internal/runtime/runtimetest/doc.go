@@ -18,4 +18,9 @@
 // LocalSession is the real thing for the tests that need it: a session of
 // the local namespaces backend, skipping the test where that backend is
 // unavailable.
+//
+// CheckVerdicts is the verdict contract's conformance check, run by every
+// runtime that has security checks (native, claude): a block, a denial and
+// a canary trip the runtime's test provoked must each be an EventVerdict
+// of its call.
 package runtimetest

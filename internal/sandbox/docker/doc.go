@@ -57,4 +57,16 @@
 // Commands share one pid namespace and one uid with each other: unlike the
 // local backend, one exec can see and signal another exec's processes. Use
 // rootless Docker/Podman or userns-remap for an unprivileged host mapping.
+//
+// Process tree: each exec is one session (docker exec makes its process a
+// session leader) and the confine role's filter (guest.ProfileSession)
+// refuses setsid(2) with EPERM, the only way out of a session, so the
+// session holds everything the exec starts: background jobs, orphans and
+// programs that detach (setsid(1), Node's and Bun's detached spawn, as
+// Claude Code uses for its tools) stay in it. When the exec ends (exit,
+// timeout, output limit, cancel) every process of the session is killed,
+// from the host when the engine runs here, else by a shell in the
+// container; nothing an exec started survives it (a container cannot get a
+// per-exec pid namespace without CAP_SYS_ADMIN, and a per-exec cgroup needs
+// the engine's host).
 package docker

@@ -92,7 +92,8 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 			Workspace: full("/sandbox is a tmpfs of that size (ENOSPC); read-write host mounts: RLIMIT_FSIZE per file and a usage watch that ends the session"),
 			Output:    full("host side: downloads staged and refused past it, exec output capped and the command killed"),
 		},
-		Notes: []string{"seccomp: the engine's profile plus fullsend's (socket families, denied system calls) stacked on every command", "landlock: not applied"}}
+		Notes: []string{"seccomp: the engine's profile plus fullsend's (socket families, denied system calls) stacked on every command", "landlock: not applied",
+			"process tree: each exec is one session (setsid refused), killed whole when the exec ends"}}
 }
 
 // PidsReserve is added to Limits.Pids for the container's own processes

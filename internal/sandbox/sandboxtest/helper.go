@@ -94,6 +94,25 @@ func helper(op, arg string) int {
 			printErrno(err)
 		}
 		return 0
+	case "detach":
+		// Leave the exec's process tree every way a process can: a new
+		// session (setsid; where the sandbox refuses it, without), an
+		// orphan (this process exits at once), no stdio. The child sleeps
+		// arg seconds (the test's marker). Prints what setsid answered.
+		cmd := exec.Command("sleep", arg)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		err := cmd.Start()
+		if err != nil {
+			cmd = exec.Command("sleep", arg)
+			if err2 := cmd.Start(); err2 != nil {
+				fmt.Println("error:", err2)
+				return 1
+			}
+		}
+		fmt.Print("setsid: ")
+		printErrno(err)
+		cmd.Process.Release()
+		return 0
 	case "get":
 		tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}

@@ -44,6 +44,7 @@ func Run(t *testing.T, f Factory) {
 		{"ExitCodes", s.exitCodes},
 		{"StdinEnvCwd", s.stdinEnvCwd},
 		{"TimeoutKillsTree", s.timeoutKillsTree},
+		{"ExecLeavesNothing", s.execLeavesNothing},
 		{"ReadOnlyMount", s.readOnlyMount},
 		{"ReadWriteMount", s.readWriteMount},
 		{"OutsideSpecInvisible", s.outsideInvisible},

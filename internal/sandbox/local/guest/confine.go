@@ -20,8 +20,9 @@ import (
 // (PID: its own, the exec's session id) unless PIDFILE is empty, sets
 // RLIMIT_FSIZE unless it is 0
 // (with SIGXFSZ ignored, so writes past it fail with EFBIG), installs the
-// ProfileAgent seccomp filter on top of the container engine's (filters
-// stack; the stricter answer wins), then becomes the command, looked up in
+// ProfileSession seccomp filter (ProfileAgent, and no setsid: the exec's
+// session holds everything it starts) on top of the container engine's
+// (filters stack; the stricter answer wins), then becomes the command, looked up in
 // $PATH. Without a command it exits 0 once all that is in place: a probe
 // that the binary runs in the image. It exits 127 when the command does not
 // exist and 126 when it cannot be executed or confined.
@@ -45,7 +46,7 @@ func runConfine() {
 		}
 		signal.Ignore(syscall.SIGXFSZ)
 	}
-	if err := loadSeccomp(ProfileAgent); err != nil {
+	if err := loadSeccomp(ProfileSession); err != nil {
 		enterFail(126, fmt.Errorf("confine: %w", err))
 	}
 	if len(os.Args) == 3 {

@@ -52,7 +52,17 @@ const (
 	// which the pid 1 of each exec needs once for its /proc before it
 	// applies ProfileAgent on top (seccomp filters stack; the stricter wins).
 	ProfileSupervisor
+	// ProfileSession is the docker backend's (the confine role): ProfileAgent
+	// and setsid(2), so that nothing an exec starts can leave the exec's
+	// session, the process tree the backend kills when the exec ends (a
+	// container has no per-exec pid namespace, and without CAP_SYS_ADMIN
+	// none can be made). setsid is the only way out of a session; programs
+	// that detach (setsid(1), Node's and Bun's detached spawn) stay in it.
+	ProfileSession
 )
+
+// sessionSyscalls are denied (EPERM) under ProfileSession only.
+var sessionSyscalls = []string{"setsid"}
 
 const (
 	retAllow = unix.SECCOMP_RET_ALLOW
@@ -75,7 +85,8 @@ const (
 //   - answers ENOSYS to system calls of another ABI than the native one
 //     (i386 through int 0x80 on x86_64, AArch32 on arm64, x32), so no
 //     argument check can be bypassed through a different system call table;
-//   - answers EPERM to deniedSyscalls and to clone(2) with CLONE_NEWUSER;
+//   - answers EPERM to deniedSyscalls (and sessionSyscalls under
+//     ProfileSession) and to clone(2) with CLONE_NEWUSER;
 //   - answers SocketFamilyErrno to socket(2) and socketpair(2) unless the
 //     family — the low 32 bits of the first argument, which is all the
 //     kernel reads — is in SocketFamilies;
@@ -121,7 +132,11 @@ func seccompProgram(goarch string, profile int) ([]bpf.Instruction, error) {
 			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32SyscallBit, SkipFalse: 1},
 			errno(unix.ENOSYS))
 	}
-	for _, name := range deniedSyscalls {
+	denied := deniedSyscalls
+	if profile == ProfileSession {
+		denied = append(append([]string{}, deniedSyscalls...), sessionSyscalls...)
+	}
+	for _, name := range denied {
 		if profile == ProfileSupervisor && name == "mount" {
 			continue
 		}

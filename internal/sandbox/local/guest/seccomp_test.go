@@ -150,3 +150,33 @@ func TestParseExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26 item 4: under ProfileSession (the docker backend's commands)
+// setsid(2) fails with EPERM, so an exec's session holds everything it
+// starts; the local backend's profiles leave it alone (each exec has a pid
+// namespace there). Everything else answers as under ProfileAgent.
+func TestSeccompSessionProfile(t *testing.T) {
+	for _, c := range []struct {
+		goarch string
+		info   *arch.Info
+	}{{"amd64", arch.X86_64}, {"arm64", arch.AARCH64}} {
+		agent, sess, sup := vmFor(t, c.goarch, ProfileAgent), vmFor(t, c.goarch, ProfileSession), vmFor(t, c.goarch, ProfileSupervisor)
+		setsid := c.info.SyscallNames["setsid"]
+		if got := run(t, sess, c.info, setsid); got != errnoRet(unix.EPERM) {
+			t.Errorf("%s ProfileSession setsid = %#x, want EPERM", c.goarch, got)
+		}
+		for name, vm := range map[string]*bpf.VM{"agent": agent, "supervisor": sup} {
+			if got := run(t, vm, c.info, setsid); got != allow {
+				t.Errorf("%s %s setsid = %#x, want allowed", c.goarch, name, got)
+			}
+		}
+		for _, name := range []string{"setpgid", "getsid", "ptrace", "unshare", "socket", "clone", "read"} {
+			nr := c.info.SyscallNames[name]
+			for _, args := range [][]uint64{{unix.AF_VSOCK}, {unix.AF_INET}, {unix.CLONE_NEWUSER}, {0}} {
+				if a, s := run(t, agent, c.info, nr, args...), run(t, sess, c.info, nr, args...); a != s {
+					t.Errorf("%s %s(%v): agent %#x, session %#x", c.goarch, name, args, a, s)
+				}
+			}
+		}
+	}
+}
