@@ -148,7 +148,7 @@ func (g gate) intercept(c net.Conn, br *bufio.Reader, host string, port int, add
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if bs, ok := r.Body.(*secrets.BodyScanner); ok && bs.Refusal() != nil {
+			if bs, ok := r.Context().Value(bodyKey{}).(*secrets.BodyScanner); ok && bs.Refusal() != nil {
 				http.Error(w, "fullsend sandbox: "+bs.Refusal().Error(), http.StatusForbidden)
 				return
 			}
@@ -180,7 +180,9 @@ func (g gate) intercept(c net.Conn, br *bufio.Reader, host string, port int, add
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = b.NewBodyScanner(r.Body, d, func(ref *secrets.Refusal) { g.refuse(ref) })
+			bs := b.NewBodyScanner(r.Body, d, g.refuse)
+			r.Body = bs
+			r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, bs))
 		}
 		rp.ServeHTTP(w, r)
 	})
@@ -210,6 +212,9 @@ func scrubResponse(b *secrets.Broker, resp *http.Response) {
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
 }
+
+// bodyKey is the context key of a request's body scanner.
+type bodyKey struct{}
 
 // sameHost reports whether a request's Host names the tunnel's host and
 // port (the default port of the scheme may be left out).
