@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/netguard"
 )
 
 // Validity of the run CA and of its leaf certificates. A leaf is issued
@@ -34,14 +36,18 @@ type Authority struct {
 	key  *ecdsa.PrivateKey
 	pem  []byte
 
+	hosts []string // the patterns it issues leaves for
+
 	mu     sync.Mutex
 	leaves map[string]*tls.Certificate
 }
 
 // newAuthority makes a CA name-constrained to the hosts of patterns: DNS
-// patterns become permitted DNS subtrees ("*.x" → ".x"), IP literals
-// permitted /32 or /128 ranges; without any IP host every address is
-// excluded.
+// patterns become permitted DNS subtrees ("*.x" → ".x"). Addresses are
+// excluded altogether when no host is an IP literal; with one, addresses
+// are left unconstrained, because some TLS clients (BoringSSL: Bun, hence
+// Claude Code) refuse every address certificate under a CA that
+// constrains addresses.
 func newAuthority(patterns []hostEntry) (*Authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -59,14 +65,15 @@ func newAuthority(patterns []hostEntry) (*Authority, error) {
 		MaxPathLenZero:              true,
 		PermittedDNSDomainsCritical: true,
 	}
+	ips := false
 	for _, p := range patterns {
-		if a, err := netip.ParseAddr(p.host); err == nil {
-			tmpl.PermittedIPRanges = append(tmpl.PermittedIPRanges, &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(a.BitLen(), a.BitLen())})
+		if _, err := netip.ParseAddr(p.host); err == nil {
+			ips = true
 			continue
 		}
 		tmpl.PermittedDNSDomains = append(tmpl.PermittedDNSDomains, strings.TrimPrefix(p.host, "*"))
 	}
-	if len(tmpl.PermittedIPRanges) == 0 {
+	if !ips {
 		tmpl.ExcludedIPRanges = []*net.IPNet{
 			{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)},
 			{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)},
@@ -83,7 +90,11 @@ func newAuthority(patterns []hostEntry) (*Authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Authority{cert: cert, key: key, leaves: map[string]*tls.Certificate{},
+	var hosts []string
+	for _, p := range patterns {
+		hosts = append(hosts, p.host)
+	}
+	return &Authority{cert: cert, key: key, leaves: map[string]*tls.Certificate{}, hosts: hosts,
 		pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
 }
 
@@ -101,12 +112,16 @@ func (a *Authority) PEM() []byte { return a.pem }
 // Certificate is the CA certificate.
 func (a *Authority) Certificate() *x509.Certificate { return a.cert }
 
-// Leaf returns a certificate for host (a DNS name or an IP literal),
-// issued on first use and again when it nears its end.
+// Leaf returns a certificate for host (a DNS name or an IP literal that
+// a secret's hosts match), issued on first use and again when it nears its
+// end.
 func (a *Authority) Leaf(host string) (*tls.Certificate, error) {
 	host = normHost(host)
 	if host == "" {
 		return nil, errors.New("run CA: no host name")
+	}
+	if _, ok := netguard.MatchHost(host, a.hosts); !ok {
+		return nil, fmt.Errorf("run CA: %s is not a secret host", host)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -120,15 +135,17 @@ func (a *Authority) Leaf(host string) (*tls.Certificate, error) {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: host},
 		NotBefore:    now.Add(-clockSkewBack),
 		NotAfter:     now.Add(LeafValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
+	// An address has no common name: verifiers that read the common name
+	// as a DNS name would hold it against the CA's DNS name constraints.
 	if ip, err := netip.ParseAddr(host); err == nil {
 		tmpl.IPAddresses = []net.IP{ip.AsSlice()}
 	} else {
+		tmpl.Subject = pkix.Name{CommonName: host}
 		tmpl.DNSNames = []string{host}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)

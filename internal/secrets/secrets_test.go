@@ -295,12 +295,24 @@ func TestAuthority(t *testing.T) {
 			t.Errorf("%s: %v", h, err)
 		}
 	}
-	// The CA is name-constrained to the secret hosts: a leaf it would sign
-	// for anything else does not verify.
+	// The CA issues leaves for the secret hosts only, and is
+	// name-constrained to their DNS names: a leaf signed for another name
+	// does not verify.
 	for _, h := range []string{"evil.com", "github.com.evil.com", "10.0.0.1", "githubusercontent.com"} {
 		if err := verify(h); err == nil {
-			t.Errorf("%s: a leaf outside the CA's names verified", h)
+			t.Errorf("%s: a leaf outside the secret hosts", h)
 		}
+	}
+	if _, err := secrets.SignUnchecked(ca, "evil.com"); err == nil {
+		t.Error("a leaf for evil.com verified under the name-constrained CA")
+	}
+	// Without an IP host, the CA excludes every address.
+	b2, err := secrets.New([]secrets.Secret{{Name: "A", Value: "v", Hosts: []string{"api.example.com"}}}, secrets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b2.CA().Certificate().ExcludedIPRanges) != 2 || len(ca.Certificate().ExcludedIPRanges) != 0 {
+		t.Error("address constraints")
 	}
 	l1, _ := ca.Leaf("api.github.com")
 	l2, _ := ca.Leaf("API.github.com.")

@@ -443,23 +443,8 @@ func (g gate) check(host string, port int) ([]netip.Addr, error) {
 func (g gate) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 	p := g.p
 	if p.secrets != nil {
-		host, port, err := splitHostPortDefault(req.RequestURI, 443)
-		if err != nil {
-			respond(c, http.StatusBadRequest, err.Error())
-			return
-		}
-		if !g.checkHead(c, req, secrets.Dest{Host: host, Port: port}, "CONNECT request") {
-			return
-		}
-		if p.secrets.Intercepts(host, port) {
-			addrs, err := g.check(host, port)
-			if err != nil {
-				respond(c, http.StatusForbidden, err.Error())
-				return
-			}
-			g.intercept(c, br, host, port, addrs)
-			return
-		}
+		g.tunnelSecrets(c, br, req)
+		return
 	}
 	up := p.upstream(context.Background(), c, req.RequestURI, 443, g.check, "connect %s: upstream unreachable")
 	if up == nil {

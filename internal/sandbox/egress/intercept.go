@@ -78,7 +78,8 @@ type bufConn struct {
 func (c *bufConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 // intercept serves a CONNECT to host:port, a secret's destination, whose
-// vetted addresses are addrs.
+// vetted addresses are addrs: TLS from the sandbox is terminated with a
+// leaf of the run CA, anything else is read as plain http.
 func (g gate) intercept(c net.Conn, br *bufio.Reader, host string, port int, addrs []netip.Addr) {
 	p := g.p
 	b := p.secrets
@@ -111,9 +112,102 @@ func (g gate) intercept(c net.Conn, br *bufio.Reader, host string, port int, add
 		conn = tc
 	}
 	c.SetReadDeadline(time.Time{})
+	g.serveHTTP(conn, host, port, useTLS, addrs, nil)
+}
+
+// SniffWait bounds how long the proxy waits for the first bytes of a
+// tunnel to a host that is not a secret's, to tell plain http (inspected
+// for placeholders) from anything else (passed through untouched): a
+// protocol whose server speaks first is passed through after it.
+const SniffWait = 2 * time.Second
+
+// tunnelSecrets serves a CONNECT when the run has secrets: a secret's
+// host is intercepted; another host gets a tunnel in which plain http is
+// read request by request (a placeholder there is refused like in a
+// proxied http:// request) and anything else (TLS) passes untouched.
+func (g gate) tunnelSecrets(c net.Conn, br *bufio.Reader, req *http.Request) {
+	p := g.p
+	host, port, err := splitHostPortDefault(req.RequestURI, 443)
+	if err != nil {
+		respond(c, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !g.checkHead(c, req, secrets.Dest{Host: host, Port: port}, "CONNECT request") {
+		return
+	}
+	addrs, err := g.check(host, port)
+	if err != nil {
+		respond(c, http.StatusForbidden, err.Error())
+		return
+	}
+	if p.secrets.Intercepts(host, port) {
+		g.intercept(c, br, host, port, addrs)
+		return
+	}
+	up, err := p.dial(context.Background(), addrs, port)
+	if err != nil {
+		respond(c, http.StatusBadGateway, fmt.Sprintf("connect %s: upstream unreachable", net.JoinHostPort(host, strconv.Itoa(port))))
+		return
+	}
+	if !p.track(up, true) {
+		up.Close()
+		return
+	}
+	tracked := &trackedConn{Conn: up, p: p}
+	defer tracked.Close()
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	if plainHTTP(c, br) {
+		g.serveHTTP(&bufConn{Conn: c, r: br}, normalize(host), port, false, addrs, tracked)
+		return
+	}
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		if _, err := up.Write(b); err != nil {
+			return
+		}
+		br.Discard(n)
+	}
+	pipe(c, up)
+}
+
+// plainHTTP reports whether the first bytes the client sends in a tunnel
+// (waiting at most SniffWait) start an HTTP/1 request line.
+func plainHTTP(c net.Conn, br *bufio.Reader) bool {
+	c.SetReadDeadline(time.Now().Add(SniffWait))
+	defer c.SetReadDeadline(time.Time{})
+	for _, m := range []string{"GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "HEAD ", "OPTIONS "} {
+		b, _ := br.Peek(len(m))
+		if len(b) > 0 && (b[0] < 'A' || b[0] > 'Z') {
+			return false
+		}
+		if string(b) == m {
+			return true
+		}
+	}
+	return false
+}
+
+// serveHTTP serves the HTTP/1.1 requests of a tunnel to host:port (conn,
+// already decrypted when useTLS): each is checked and rewritten by the
+// broker and sent upstream, over TLS verified against the broker's roots
+// when useTLS, over connections to addrs (first, when not nil, is the one
+// to use first).
+func (g gate) serveHTTP(conn net.Conn, host string, port int, useTLS bool, addrs []netip.Addr, first net.Conn) {
+	p := g.p
+	b := p.secrets
 	d := secrets.Dest{Host: host, Port: port, TLS: useTLS}
+	var firstMu sync.Mutex
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			firstMu.Lock()
+			f := first
+			first = nil
+			firstMu.Unlock()
+			if f != nil {
+				return f, nil
+			}
 			up, err := p.dial(ctx, addrs, port)
 			if err != nil {
 				return nil, err

@@ -436,3 +436,46 @@ func TestSecretCloseCutsIntercepted(t *testing.T) {
 		t.Fatal("the request survived Close")
 	}
 }
+
+// TestSecretPlainHTTPInTunnel: plain http inside a CONNECT tunnel to a
+// host that is not a secret's (how the host service forwarder carries
+// it) is read: the placeholder there is refused and recorded; a request
+// without one and a non-HTTP protocol pass.
+func TestSecretPlainHTTPInTunnel(t *testing.T) {
+	e := newSecretEnv(t, true, nil)
+	c := connectRaw(t, e.proxy, hostOf(e.other))
+	fmt.Fprintf(c, "POST /steal HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\nt=%s", hostOf(e.other), len(e.ph)+2, e.ph)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if _, r := e.log.snapshot(); len(r) != 1 || !strings.Contains(r[0], "request body") || strings.Contains(e.otherSeen.all(), e.ph) {
+		t.Fatalf("refusals %q; other saw %q", r, e.otherSeen.all())
+	}
+	c = connectRaw(t, e.proxy, hostOf(e.other))
+	fmt.Fprintf(c, "GET /fine HTTP/1.1\r\nHost: %s\r\n\r\n", hostOf(e.other))
+	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != 200 || !strings.Contains(e.otherSeen.all(), "GET /fine") {
+		t.Fatalf("%v %v", resp, err)
+	}
+	// Not HTTP: a raw tunnel, bytes untouched.
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		s, err := echo.Accept()
+		if err == nil {
+			io.Copy(s, s)
+			s.Close()
+		}
+	}()
+	_, proxy := startProxy(t, egress.Config{Services: []string{echo.Addr().String()}, Secrets: e.b})
+	c = connectRaw(t, proxy, echo.Addr().String())
+	io.WriteString(c, "SSH-2.0-test "+e.ph+"\n")
+	got := make([]byte, len("SSH-2.0-test ")+len(e.ph)+1)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "SSH-2.0-test "+e.ph+"\n" {
+		t.Fatalf("%q %v", got, err)
+	}
+}
