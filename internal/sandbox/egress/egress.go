@@ -497,7 +497,10 @@ func (g gate) forward(c net.Conn, req *http.Request) {
 		swapped = len(used) > 0
 		if req.Body != nil && req.Body != http.NoBody {
 			body = b.NewBodyScanner(req.Body, d, g.refuse)
-			req.Body = body
+			if !prescan(req, body) {
+				respond(c, http.StatusForbidden, body.Refusal().Error())
+				return
+			}
 		}
 	}
 	up := p.upstream(context.Background(), c, req.URL.Host, 80, g.check, "upstream %s unreachable")

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -275,7 +276,10 @@ func (g gate) serveHTTP(conn net.Conn, host string, port int, useTLS bool, addrs
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			bs := b.NewBodyScanner(r.Body, d, g.refuse)
-			r.Body = bs
+			if !prescan(r, bs) {
+				http.Error(w, "fullsend sandbox: "+bs.Refusal().Error(), http.StatusForbidden)
+				return
+			}
 			r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, bs))
 		}
 		rp.ServeHTTP(w, r)
@@ -306,6 +310,35 @@ func scrubResponse(b *secrets.Broker, resp *http.Response) {
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
 }
+
+// MaxPrescan bounds a request body the proxy reads whole, and scans for
+// placeholders, before anything of the request goes upstream (a body of
+// known length up to it); a longer or chunked body is scanned as it
+// streams, and a placeholder found there cuts it before the placeholder.
+const MaxPrescan = 8 << 20
+
+// prescan sets r's body to bs; a body of known length up to MaxPrescan is
+// read and scanned first. It reports false when that found a placeholder.
+func prescan(r *http.Request, bs *secrets.BodyScanner) bool {
+	if r.ContentLength < 0 || r.ContentLength > MaxPrescan {
+		r.Body = bs
+		return true
+	}
+	buf, err := io.ReadAll(io.LimitReader(bs, r.ContentLength))
+	if bs.Refusal() != nil {
+		return false
+	}
+	if err != nil {
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), errReader{err}))
+		return true
+	}
+	r.Body = io.NopCloser(bytes.NewReader(buf))
+	return true
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // bodyKey is the context key of a request's body scanner.
 type bodyKey struct{}

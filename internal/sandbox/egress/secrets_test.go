@@ -141,6 +141,9 @@ func (e *secretEnv) do(t *testing.T, method, u string, body string, hdr map[stri
 	if body != "" {
 		r = strings.NewReader(body)
 	}
+	if chunked, ok := strings.CutPrefix(body, "chunked:"); ok {
+		r = io.MultiReader(strings.NewReader(chunked)) // no length: sent chunked
+	}
 	req, err := http.NewRequest(method, u, r)
 	if err != nil {
 		t.Fatal(err)
@@ -223,14 +226,20 @@ func TestSecretRefusals(t *testing.T) {
 		hdr                     map[string]string
 		where                   string
 	}{
-		{"body to the secret's host", "POST", e.api.URL + "/comment", `{"body":"` + e.ph + `"}`, nil, "request body"},
-		{"large body, placeholder at the end", "POST", e.api.URL + "/comment", strings.Repeat("x", 200000) + e.ph, nil, "request body"},
+		{"body to the secret's host", "POST", e.api.URL + "/comment1", `{"body":"` + e.ph + `"}`, nil, "request body"},
+		{"large body, placeholder at the end", "POST", e.api.URL + "/comment2", strings.Repeat("x", 200000) + e.ph, nil, "request body"},
+		{"chunked body", "POST", e.api.URL + "/comment", "chunked:" + strings.Repeat("x", 100000) + e.ph + "tail", nil, "request body"},
 		{"query to the secret's host", "GET", e.api.URL + "/x?access_token=" + e.ph, "", nil, "request target"},
 		{"header to another host", "GET", e.other.URL + "/steal", "", map[string]string{"Authorization": "token " + e.ph}, "header Authorization"},
 		{"body to another host", "POST", e.other.URL + "/steal", "t=" + e.ph, nil, "request body"},
 	} {
 		before := len(e.apiSeen.all())
 		resp, body := e.do(t, tc.method, tc.url, tc.body, tc.hdr)
+		// A body of known length is scanned before anything goes upstream.
+		path := tc.url[strings.Index(tc.url[8:], "/")+8:]
+		if !strings.HasPrefix(tc.body, "chunked:") && (strings.Contains(e.apiSeen.all(), " "+path+"\n") || strings.Contains(e.otherSeen.all(), " "+path+"\n")) {
+			t.Errorf("%s: the refused request reached the upstream", tc.name)
+		}
 		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "secret GH_TOKEN") || !strings.Contains(body, tc.where) {
 			t.Errorf("%s: %d %q", tc.name, resp.StatusCode, body)
 		}
@@ -243,7 +252,7 @@ func TestSecretRefusals(t *testing.T) {
 		}
 	}
 	lines, refusals := e.log.snapshot()
-	if len(refusals) != 5 || strings.Count(lines, "deny ") != 5 {
+	if len(refusals) != 6 || strings.Count(lines, "deny ") != 6 {
 		t.Errorf("log:\n%s\nrefusals %q", lines, refusals)
 	}
 	if strings.Contains(lines, realToken) || strings.Contains(e.otherSeen.all(), realToken) {
