@@ -72,17 +72,16 @@ func (s *seen) all() string {
 }
 
 type secretEnv struct {
-	b          *secrets.Broker
-	ph         string
-	api        *httptest.Server // HTTPS, the secret's host
-	apiSeen    *seen
-	other      *httptest.Server // plain http, allowed, not a secret host
-	otherSeen  *seen
-	otherTLS   *httptest.Server // HTTPS, allowed, not a secret host
-	proxy      string
-	log        *secretLog
-	client     *http.Client
-	apiHandler func(w http.ResponseWriter, r *http.Request)
+	b         *secrets.Broker
+	ph        string
+	api       *httptest.Server // HTTPS, the secret's host
+	apiSeen   *seen
+	other     *httptest.Server // plain http, allowed, not a secret host
+	otherSeen *seen
+	otherTLS  *httptest.Server // HTTPS, allowed, not a secret host
+	proxy     string
+	log       *secretLog
+	client    *http.Client
 }
 
 // newSecretEnv serves a proxy whose broker holds GH_TOKEN for the api
