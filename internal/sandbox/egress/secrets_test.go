@@ -360,7 +360,8 @@ func TestSecretTunnelChecks(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(e.b.CA().PEM())
 	c := connectRaw(t, e.proxy, hostOf(e.api))
-	tc := tls.Client(c, &tls.Config{ServerName: "api.github.com", RootCAs: roots})
+	// The proxy itself refuses the name (the client does not even check).
+	tc := tls.Client(c, &tls.Config{ServerName: "api.github.com", InsecureSkipVerify: true})
 	if err := tc.Handshake(); err == nil {
 		t.Fatal("a handshake for another server name succeeded")
 	}
@@ -485,5 +486,25 @@ func TestSecretPlainHTTPInTunnel(t *testing.T) {
 	got := make([]byte, len("SSH-2.0-test ")+len(e.ph)+1)
 	if _, err := io.ReadFull(c, got); err != nil || string(got) != "SSH-2.0-test "+e.ph+"\n" {
 		t.Fatalf("%q %v", got, err)
+	}
+}
+
+// TestSecretConnectHead: a placeholder in a CONNECT request's head (its
+// target or a header such as Proxy-Authorization) is refused before any
+// tunnel opens.
+func TestSecretConnectHead(t *testing.T) {
+	e := newSecretEnv(t, true, nil)
+	c, err := net.Dial("tcp", e.proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n", hostOf(e.otherTLS), hostOf(e.otherTLS), basicOf("u:"+e.ph))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if _, r := e.log.snapshot(); len(r) != 1 || !strings.Contains(r[0], "CONNECT request header Proxy-Authorization") {
+		t.Fatalf("%q", r)
 	}
 }
