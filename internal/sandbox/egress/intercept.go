@@ -264,6 +264,13 @@ func (g gate) serveHTTP(conn net.Conn, host string, port int, useTLS bool, addrs
 			http.Error(w, fmt.Sprintf("fullsend sandbox: the Host of a request through a tunnel to %s must be that host", hostport), http.StatusMisdirectedRequest)
 			return
 		}
+		if r.Header.Get("Upgrade") != "" {
+			// After an upgrade the proxy would pass frames it does not
+			// read: a placeholder inside would go unseen.
+			p.logLine(g.tag, fmt.Sprintf("deny %s: protocol upgrade %q", hostport, r.Header.Get("Upgrade")))
+			http.Error(w, fmt.Sprintf("fullsend sandbox: protocol upgrades are not proxied through %s (a tunnel the secrets broker reads)", hostport), http.StatusForbidden)
+			return
+		}
 		err := b.Check(r.RequestURI, "request target", d)
 		if err == nil {
 			_, err = b.Rewrite(r.Header, d)

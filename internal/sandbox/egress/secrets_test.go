@@ -369,9 +369,17 @@ func TestSecretTunnelChecks(t *testing.T) {
 	c = connectRaw(t, e.proxy, hostOf(e.api))
 	tc = tls.Client(c, &tls.Config{ServerName: "127.0.0.1", RootCAs: roots})
 	fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: token %s\r\n\r\n", hostOf(e.other), e.ph)
-	resp, err := http.ReadResponse(bufio.NewReader(tc), nil)
+	br := bufio.NewReader(tc)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil || resp.StatusCode != http.StatusMisdirectedRequest || e.apiSeen.all() != "" {
 		t.Fatalf("%v %v", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	// A protocol upgrade (websocket) would pass frames unread: refused.
+	fmt.Fprintf(tc, "GET /ws HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", hostOf(e.api))
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusForbidden || e.apiSeen.all() != "" {
+		t.Fatalf("upgrade: %v %v", resp, err)
 	}
 }
 
