@@ -5,6 +5,7 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/claude/claudetest"
+	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
 // bodies records what a fake server received.
@@ -61,6 +63,8 @@ func randomHex(t *testing.T) string {
 // directory, nor the CLI's output, holds a real value.
 func TestRunClaudeSecrets(t *testing.T) {
 	bin := claudeBin(t)
+	spans := memSpans(t)
+	trace.SetCaptureContent(true) // the most a trace can hold
 	realKey := "sk-ant-REAL-" + randomHex(t)
 	realGH := "ghp_REAL" + randomHex(t)
 	t.Setenv("FULLSEND_TEST_ANTHROPIC_KEY", realKey)
@@ -188,8 +192,20 @@ runtimes:
 		t.Error("no verdict event for the refused post")
 	}
 
-	// Redaction: no real value in any file of the workspace (run
-	// directories included) nor in the CLI's output.
+	// Redaction: no real value in any span (content capture on), nor in
+	// any file of the workspace (run directories included), nor in the
+	// CLI's output. The refusal is an event of the run span.
+	stubs := spans.GetSpans()
+	dump, err := json.Marshal(stubs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stubs) < 5 || strings.Contains(string(dump), realKey) || strings.Contains(string(dump), realGH) {
+		t.Errorf("%d spans; a real value in a span: %v", len(stubs), strings.Contains(string(dump), realKey) || strings.Contains(string(dump), realGH))
+	}
+	if !strings.Contains(string(dump), `"secret_refused"`) || !strings.Contains(string(dump), "fullsend.secret.name") {
+		t.Error("no secret_refused span event")
+	}
 	if strings.Contains(out+errs, realKey) || strings.Contains(out+errs, realGH) {
 		t.Error("a real value in the CLI's output")
 	}
