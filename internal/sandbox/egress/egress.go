@@ -43,6 +43,10 @@ type Config struct {
 	// secret's hosts are terminated and their placeholders swapped
 	// (intercept.go); a placeholder anywhere else is refused.
 	Secrets *secrets.Broker
+	// AuthorizeSecrets, with Authorize, gives the secrets broker of each
+	// authorized request instead of Secrets (nil: none); an error refuses
+	// the request like Authorize's.
+	AuthorizeSecrets func(req *http.Request) (*secrets.Broker, error)
 }
 
 // Proxy is an allowlisting HTTP/CONNECT proxy. Safe for concurrent use.
@@ -57,6 +61,8 @@ type Proxy struct {
 	auth     func(*http.Request) ([]string, string, error)
 	logAllow bool
 	secrets  *secrets.Broker
+	// authSecrets: Config.AuthorizeSecrets.
+	authSecrets func(*http.Request) (*secrets.Broker, error)
 
 	connMu    sync.Mutex
 	listeners map[net.Listener]bool
@@ -67,7 +73,7 @@ type Proxy struct {
 
 // New validates c and returns a proxy.
 func New(c Config) (*Proxy, error) {
-	p := &Proxy{listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, log: c.Log, resolver: c.Resolver, auth: c.Authorize, logAllow: c.LogAllowed, secrets: c.Secrets}
+	p := &Proxy{listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, log: c.Log, resolver: c.Resolver, auth: c.Authorize, logAllow: c.LogAllowed, secrets: c.Secrets, authSecrets: c.AuthorizeSecrets}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
 	}
@@ -392,9 +398,10 @@ func (p *Proxy) handle(c net.Conn) {
 // gate decides the destinations of one client request: the allowlist in
 // force for it and the tag of its log lines.
 type gate struct {
-	p     *Proxy
-	allow []sandbox.AllowEntry
-	tag   string
+	p       *Proxy
+	allow   []sandbox.AllowEntry
+	tag     string
+	secrets *secrets.Broker // nil: no secrets
 }
 
 // authorize is the gate of req: the proxy's allowlist, or the one the
@@ -402,7 +409,7 @@ type gate struct {
 // ok false.
 func (p *Proxy) authorize(c net.Conn, req *http.Request) (g gate, ok bool) {
 	p.mu.Lock()
-	g = gate{p: p, allow: p.allow}
+	g = gate{p: p, allow: p.allow, secrets: p.secrets}
 	p.mu.Unlock()
 	if p.auth == nil {
 		return g, true
@@ -410,6 +417,9 @@ func (p *Proxy) authorize(c net.Conn, req *http.Request) (g gate, ok bool) {
 	a, t, err := p.auth(req)
 	if err == nil {
 		g.allow, err = parseAllow(a)
+	}
+	if err == nil && p.authSecrets != nil {
+		g.secrets, err = p.authSecrets(req)
 	}
 	g.tag = t
 	if err != nil {
@@ -442,7 +452,7 @@ func (g gate) check(host string, port int) ([]netip.Addr, error) {
 // connect serves a CONNECT request: a tunnel to an allowed destination.
 func (g gate) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 	p := g.p
-	if p.secrets != nil {
+	if g.secrets != nil {
 		g.tunnelSecrets(c, br, req)
 		return
 	}
@@ -475,7 +485,7 @@ func (g gate) forward(c net.Conn, req *http.Request) {
 	}
 	var body *secrets.BodyScanner
 	swapped := false
-	if b := p.secrets; b != nil {
+	if b := g.secrets; b != nil {
 		host, port, err := splitHostPortDefault(req.URL.Host, 80)
 		if err != nil {
 			respond(c, http.StatusBadRequest, err.Error())
@@ -530,7 +540,7 @@ func (g gate) forward(c net.Conn, req *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	scrubResponse(p.secrets, resp)
+	scrubResponse(g.secrets, resp)
 	resp.Close = true
 	resp.Write(c)
 }

@@ -52,7 +52,7 @@ func (g gate) refuse(r *secrets.Refusal) {
 // checkHead refuses a placeholder in a request head that is never
 // rewritten (a CONNECT, a request to a host that is not a secret's).
 func (g gate) checkHead(c net.Conn, req *http.Request, d secrets.Dest, what string) bool {
-	b := g.p.secrets
+	b := g.secrets
 	if b == nil {
 		return true
 	}
@@ -83,7 +83,7 @@ func (c *bufConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 // leaf of the run CA, anything else is read as plain http.
 func (g gate) intercept(c net.Conn, br *bufio.Reader, host string, port int, addrs []netip.Addr) {
 	p := g.p
-	b := p.secrets
+	b := g.secrets
 	host = normalize(host)
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
@@ -141,7 +141,7 @@ func (g gate) tunnelSecrets(c net.Conn, br *bufio.Reader, req *http.Request) {
 		respond(c, http.StatusForbidden, err.Error())
 		return
 	}
-	if p.secrets.Intercepts(host, port) {
+	if g.secrets.Intercepts(host, port) {
 		g.intercept(c, br, host, port, addrs)
 		return
 	}
@@ -197,7 +197,7 @@ func plainHTTP(c net.Conn, br *bufio.Reader) bool {
 // to use first).
 func (g gate) serveHTTP(conn net.Conn, host string, port int, useTLS bool, addrs []netip.Addr, first net.Conn) {
 	p := g.p
-	b := p.secrets
+	b := g.secrets
 	d := secrets.Dest{Host: host, Port: port, TLS: useTLS}
 	var firstMu sync.Mutex
 	tr := &http.Transport{
