@@ -115,24 +115,18 @@ func (x *execution) newBroker() (*secrets.Broker, error) {
 			caFiles = append(caFiles, s.UpstreamCAFile)
 		}
 	}
-	var roots *x509.CertPool
-	if len(caFiles) > 0 {
-		sys, err := x509.SystemCertPool()
-		if err != nil || sys == nil {
-			sys = x509.NewCertPool()
+	var extra []byte
+	for _, f := range caFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("config.yaml secrets upstream_ca_file: %w", err)
 		}
-		roots = sys.Clone()
-		for _, f := range caFiles {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("config.yaml secrets upstream_ca_file: %w", err)
-			}
-			if !roots.AppendCertsFromPEM(b) {
-				return nil, fmt.Errorf("config.yaml secrets upstream_ca_file %s: no PEM certificate in it", f)
-			}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("config.yaml secrets upstream_ca_file %s: no PEM certificate in it", f)
 		}
+		extra = append(append(extra, b...), '\n')
 	}
-	return secrets.New(list, secrets.Options{Roots: roots})
+	return secrets.New(list, secrets.Options{ExtraRootsPEM: extra})
 }
 
 // applySecrets gives a session spec the run's secrets: the broker for its

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -46,6 +47,16 @@ func CheckName(name string) error {
 type hostEntry struct {
 	host string
 	port int
+}
+
+func (h hostEntry) String() string {
+	if h.port == 0 {
+		if strings.Contains(h.host, ":") {
+			return net.JoinHostPort(h.host, "443") // the same entry
+		}
+		return h.host
+	}
+	return net.JoinHostPort(h.host, strconv.Itoa(h.port))
 }
 
 // ParseHost checks one Secret.Hosts entry ("host" or "host:port", host
@@ -101,62 +112,84 @@ func (e *entry) allows(host string, port int) bool {
 // Options configure a Broker.
 type Options struct {
 	// Roots verify the upstream servers of the secret hosts; nil = the
-	// system roots.
+	// system roots, plus ExtraRootsPEM. A broker with Roots set cannot be
+	// sealed (Seal).
 	Roots *x509.CertPool
+	// ExtraRootsPEM are PEM certificates trusted besides the system roots
+	// (config.yaml secrets upstream_ca_file).
+	ExtraRootsPEM []byte
 }
 
 // Broker holds a run's secrets, their placeholders and the run CA. Safe
 // for concurrent use; its state never changes after New.
 type Broker struct {
-	list  []*entry
-	ca    *Authority
-	roots *x509.CertPool
-	maxPH int
+	list        []*entry
+	ca          *Authority
+	roots       *x509.CertPool
+	rootsPEM    []byte
+	rootsOpaque bool
 }
 
 // New returns the broker of one run: a fresh placeholder for every secret
 // and a fresh CA. Names must be distinct, values non-empty, hosts valid.
 func New(list []Secret, o Options) (*Broker, error) {
-	b := &Broker{roots: o.Roots}
+	b, patterns, err := newBroker(list, o)
+	if err != nil {
+		return nil, err
+	}
+	if b.ca, err = newAuthority(patterns); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// newBroker checks list and makes the broker without its CA.
+func newBroker(list []Secret, o Options) (*Broker, []hostEntry, error) {
+	b := &Broker{roots: o.Roots, rootsOpaque: o.Roots != nil}
+	if o.Roots == nil && len(o.ExtraRootsPEM) > 0 {
+		sys, err := x509.SystemCertPool()
+		if err != nil || sys == nil {
+			sys = x509.NewCertPool()
+		}
+		b.roots = sys.Clone()
+		if !b.roots.AppendCertsFromPEM(o.ExtraRootsPEM) {
+			return nil, nil, errors.New("secrets: no PEM certificate in the extra upstream roots")
+		}
+		b.rootsPEM = append([]byte(nil), o.ExtraRootsPEM...)
+	}
 	seen := map[string]bool{}
 	var patterns []hostEntry
 	for _, s := range list {
 		if err := CheckName(s.Name); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if seen[s.Name] {
-			return nil, fmt.Errorf("secret %s: declared twice", s.Name)
+			return nil, nil, fmt.Errorf("secret %s: declared twice", s.Name)
 		}
 		seen[s.Name] = true
 		if s.Value == "" {
-			return nil, fmt.Errorf("secret %s: empty value", s.Name)
+			return nil, nil, fmt.Errorf("secret %s: empty value", s.Name)
 		}
 		if len(s.Hosts) == 0 {
-			return nil, fmt.Errorf("secret %s: no hosts", s.Name)
+			return nil, nil, fmt.Errorf("secret %s: no hosts", s.Name)
 		}
 		e := &entry{name: s.Name, value: s.Value}
 		for _, h := range s.Hosts {
 			he, err := parseHost(h)
 			if err != nil {
-				return nil, fmt.Errorf("secret %s: %v", s.Name, err)
+				return nil, nil, fmt.Errorf("secret %s: %v", s.Name, err)
 			}
 			e.hosts = append(e.hosts, he)
 			patterns = append(patterns, he)
 		}
 		var r [20]byte
 		if _, err := rand.Read(r[:]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		e.ph = PlaceholderPrefix + hex.EncodeToString(r[:])
-		b.maxPH = max(b.maxPH, len(e.ph))
 		b.list = append(b.list, e)
 	}
-	ca, err := newAuthority(patterns)
-	if err != nil {
-		return nil, err
-	}
-	b.ca = ca
-	return b, nil
+	return b, patterns, nil
 }
 
 // Names lists the secrets' names, sorted.

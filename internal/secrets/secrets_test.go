@@ -326,3 +326,52 @@ func TestAuthority(t *testing.T) {
 		}
 	}
 }
+
+// TestSealOpen: a sealed broker opens, with the same key only, into the
+// same placeholders, values, hosts and CA; altered bytes are refused.
+func TestSealOpen(t *testing.T) {
+	b, gh, _ := broker(t)
+	key := bytes.Repeat([]byte{7}, secrets.SealKeyBytes)
+	blob, err := b.Seal(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(blob, []byte(ghValue)) || bytes.Contains(blob, []byte(gh)) {
+		t.Fatal("the sealed bytes hold a value or placeholder in clear")
+	}
+	o, err := secrets.Open(key, blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Env()["GH_TOKEN"] != gh || !o.Intercepts("raw.githubusercontent.com", 443) || !o.Intercepts("127.0.0.1", 4000) || o.Intercepts("evil.com", 443) {
+		t.Fatalf("opened broker differs: %v", o.Env())
+	}
+	h := http.Header{"Authorization": {"token " + gh}}
+	if _, err := o.Rewrite(h, secrets.Dest{Host: "api.github.com", Port: 443, TLS: true}); err != nil || h.Get("Authorization") != "token "+ghValue {
+		t.Fatal(err, h)
+	}
+	if !bytes.Equal(o.CA().PEM(), b.CA().PEM()) {
+		t.Fatal("CA differs")
+	}
+	leaf, err := o.CA().Leaf("api.github.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(b.CA().PEM())
+	if _, err := leaf.Leaf.Verify(x509.VerifyOptions{DNSName: "api.github.com", Roots: roots}); err != nil {
+		t.Fatal(err)
+	}
+	other := bytes.Repeat([]byte{8}, secrets.SealKeyBytes)
+	if _, err := secrets.Open(other, blob); !errors.Is(err, secrets.ErrSealed) {
+		t.Fatal(err)
+	}
+	blob[len(blob)-1] ^= 1
+	if _, err := secrets.Open(key, blob); !errors.Is(err, secrets.ErrSealed) {
+		t.Fatal(err)
+	}
+	opaque, _ := secrets.New([]secrets.Secret{{Name: "A", Value: "v", Hosts: []string{"a.com"}}}, secrets.Options{Roots: x509.NewCertPool()})
+	if _, err := opaque.Seal(key); err == nil {
+		t.Fatal("a broker with an opaque root pool sealed")
+	}
+}
