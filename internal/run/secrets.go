@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,9 +82,6 @@ func (p *Plan) planSecrets(h *harness.Harness, cfg *config.Config) error {
 				p.downgrade(fmt.Sprintf("env.sandbox.%s: the model key enters the sandbox, where the agent can read it; declare it in config.yaml secrets to give the sandbox a placeholder instead (docs/secrets.md)", n))
 			}
 		}
-	}
-	if len(p.Secrets) > 0 && p.Backend == "kubernetes" {
-		return &PlanError{Field: "secrets", Err: errors.New("the kubernetes backend does not broker secrets yet (its egress gateway does not swap placeholders); run with --sandbox local or docker")}
 	}
 	slices.Sort(p.Secrets)
 	return nil

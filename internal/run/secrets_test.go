@@ -11,8 +11,7 @@ import (
 
 // TestPlanSecrets: which org secrets a run gets (the harness's names,
 // declared providers: names, the claude runtime's model key), the
-// env.sandbox entries they replace, the warned key in env.sandbox, and the
-// backends that cannot broker them.
+// env.sandbox entries they replace and the warned key in env.sandbox.
 func TestPlanSecrets(t *testing.T) {
 	f := newFixture(t)
 	f.cfg.Secrets = []config.Secret{
@@ -43,13 +42,8 @@ func TestPlanSecrets(t *testing.T) {
 		t.Errorf("secrets %q, downgrades %q", p.Secrets, p.Downgrades)
 	}
 
-	// The kubernetes backend does not broker secrets: refused.
-	_, err := f.plan("agent: agents/tester.md\nsecrets: [GH_TOKEN]\n", run.Options{Sandbox: "kubernetes"})
-	if err == nil || !strings.Contains(err.Error(), "secrets: the kubernetes backend does not broker secrets") {
-		t.Errorf("kubernetes: %v", err)
-	}
 	// An undeclared name never plans.
-	_, err = f.plan("agent: agents/tester.md\nsecrets: [NPM_TOKEN]\n", run.Options{})
+	_, err := f.plan("agent: agents/tester.md\nsecrets: [NPM_TOKEN]\n", run.Options{})
 	if !errors.Is(err, config.ErrSecretNotDeclared) {
 		t.Errorf("undeclared: %v", err)
 	}
