@@ -50,6 +50,7 @@ func TestProvisionSecrets(t *testing.T) {
 	if err != nil || c.Secrets == "" {
 		t.Fatalf("token %+v %v", c, err)
 	}
+	t.Logf("token with one secret: %d bytes", len(tok))
 	// What the gateway opens with its key: the same placeholder, the value.
 	blob, err := base64.RawURLEncoding.DecodeString(c.Secrets)
 	if err != nil {
