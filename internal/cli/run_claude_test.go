@@ -52,11 +52,17 @@ func claudeBin(t *testing.T) string {
 func claudeProject(t *testing.T, bin, api string, harnessExtra string) (fsDir, harnessPath string) {
 	t.Helper()
 	fsDir = filepath.Join(t.TempDir(), ".fullsend")
+	// The model key is an org secret: the sandbox sees a placeholder.
+	keyFile := filepath.Join(t.TempDir(), "anthropic-key")
+	if err := os.WriteFile(keyFile, []byte("sk-ant-fake-key-for-tests\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	files := map[string]string{
-		"config.yaml":                "version: \"1\"\nsandbox:\n  host_services: [\"" + api + "\"]\nruntimes:\n  claude:\n    binary: " + bin + "\n    max_turns: 12\n",
+		"config.yaml": "version: \"1\"\nsandbox:\n  host_services: [\"" + api + "\"]\nruntimes:\n  claude:\n    binary: " + bin + "\n    max_turns: 12\n" +
+			"secrets:\n  - {name: ANTHROPIC_API_KEY, from_file: " + keyFile + ", hosts: [\"" + api + "\"]}\n",
 		"agents/builder.md":          "---\nname: builder\ndescription: builds\n---\nDo the task; write the result JSON where you are told.\n",
 		"schemas/result.schema.json": `{"type":"object","required":["status"],"properties":{"status":{"type":"string"}}}`,
-		"harness/builder.yaml":       "agent: agents/builder.md\nruntime: claude\nenv:\n  sandbox:\n    ANTHROPIC_BASE_URL: http://" + api + "\n    ANTHROPIC_API_KEY: sk-ant-fake-key-for-tests\n    DISABLE_TELEMETRY: \"1\"\n" + harnessExtra,
+		"harness/builder.yaml":       "agent: agents/builder.md\nruntime: claude\nenv:\n  sandbox:\n    ANTHROPIC_BASE_URL: http://" + api + "\n    DISABLE_TELEMETRY: \"1\"\n" + harnessExtra,
 	}
 	writeFiles(t, fsDir, files)
 	return fsDir, filepath.Join(fsDir, "harness", "builder.yaml")
@@ -126,6 +132,11 @@ func TestRunClaudeE2E(t *testing.T) {
 	dir := rep.Dir()
 	if len(api.Requests()) == 0 || rep.Runtime != "claude" || rep.Events.Iterations != 2 {
 		t.Fatalf("requests %d, report %+v", len(api.Requests()), rep.Events)
+	}
+	// The key is an org secret: over plain http to the host service, the
+	// API gets the real key for the sandbox's placeholder.
+	if k := api.Requests()[0].Header.Get("X-Api-Key"); k != "sk-ant-fake-key-for-tests" {
+		t.Errorf("the API got x-api-key %q", k)
 	}
 	// The tool call that ran: its file is in the output, its result in the events.
 	if b, err := os.ReadFile(filepath.Join(dir, "output", "probe.txt")); err != nil || string(b) != "tool-ran-in-sandbox\n" {

@@ -44,6 +44,7 @@ type Config struct {
 	Forges                 []Forge
 	Runtimes               Runtimes // runtimes: (runtimes.go)
 	Cache                  Cache    // cache: (cache.go)
+	Secrets                []Secret // secrets: (secrets.go; org only)
 	Path                   string   // file it came from ("" = defaults)
 }
 
@@ -273,6 +274,7 @@ type configYAML struct {
 	Forges                 []forgeYAML  `yaml:"forges"`
 	Runtimes               runtimesYAML `yaml:"runtimes"`
 	Cache                  cacheYAML    `yaml:"cache"`
+	Secrets                []secretYAML `yaml:"secrets"`
 }
 
 func (w *configYAML) CheckKey(f *yamlx.Fields, key string) error {

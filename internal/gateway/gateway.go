@@ -9,10 +9,12 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
+	"github.com/fullsend-ai/fullsend/internal/secrets"
 )
 
 // DefaultPort is the gateway's listening port (the Service's too).
@@ -42,6 +44,7 @@ func New(c Config) (*Gateway, error) {
 		now = time.Now
 	}
 	key := append([]byte(nil), c.Key...)
+	brokers := &brokerCache{seal: SealKey(key), m: map[string]*cachedBroker{}}
 	p, err := egress.New(egress.Config{
 		AllowedPrivateNetworks: c.AllowedPrivateNetworks,
 		Resolver:               c.Resolver,
@@ -54,11 +57,58 @@ func New(c Config) (*Gateway, error) {
 			}
 			return cl.Allow, "run=" + cl.Run, nil
 		},
+		AuthorizeSecrets: func(req *http.Request) (*secrets.Broker, error) {
+			cl, err := Verify(key, proxyPassword(req.Header.Get("Proxy-Authorization")), now())
+			if err != nil {
+				return nil, err
+			}
+			return brokers.get(cl, now())
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Gateway{proxy: p}, nil
+}
+
+// brokerCache keeps the opened broker of each sealed secrets claim until
+// its token expires, so that a run's CA leaves are issued once.
+type brokerCache struct {
+	seal []byte
+	mu   sync.Mutex
+	m    map[string]*cachedBroker
+}
+
+type cachedBroker struct {
+	b   *secrets.Broker
+	exp time.Time
+}
+
+// get opens the broker of cl's secrets (nil when it has none).
+func (c *brokerCache) get(cl *Claims, now time.Time) (*secrets.Broker, error) {
+	if cl.Secrets == "" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range c.m {
+		if !now.Before(v.exp) {
+			delete(c.m, k)
+		}
+	}
+	if v, ok := c.m[cl.Secrets]; ok {
+		return v.b, nil
+	}
+	blob, err := base64.RawURLEncoding.DecodeString(cl.Secrets)
+	if err != nil {
+		return nil, fmt.Errorf("%w: run %s: malformed secrets", ErrToken, cl.Run)
+	}
+	b, err := secrets.Open(c.seal, blob)
+	if err != nil {
+		return nil, fmt.Errorf("%w: run %s: %v", ErrToken, cl.Run, err)
+	}
+	c.m[cl.Secrets] = &cachedBroker{b: b, exp: time.Unix(cl.Exp, 0)}
+	return b, nil
 }
 
 // proxyPassword returns the password of Basic proxy credentials, "" when

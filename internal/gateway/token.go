@@ -35,6 +35,18 @@ type Claims struct {
 	Allow []string `json:"allow"`
 	IAT   int64    `json:"iat"`
 	Exp   int64    `json:"exp"`
+	// Secrets is the run's secrets broker sealed under SealKey
+	// (base64url; package secrets): the secrets the token authorises. The
+	// sandbox holds the token, never the seal key.
+	Secrets string `json:"secrets,omitempty"`
+}
+
+// SealKey is the key that seals a run's secrets for the gateway, derived
+// from the signing key (so the gateway needs no second key).
+func SealKey(key []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("fullsend-egress-seal.v1"))
+	return m.Sum(nil)
 }
 
 // ErrToken is wrapped by every token refusal.
@@ -72,6 +84,12 @@ func mac(key []byte, payload string) []byte {
 
 // Mint signs a token for run that admits allow until now+ttl.
 func Mint(key []byte, run string, allow []string, now time.Time, ttl time.Duration) (string, error) {
+	return MintWithSecrets(key, run, allow, nil, now, ttl)
+}
+
+// MintWithSecrets is Mint for a run with secrets: sealed is the run's
+// broker sealed under SealKey(key) (nil: none).
+func MintWithSecrets(key []byte, run string, allow []string, sealed []byte, now time.Time, ttl time.Duration) (string, error) {
 	if len(key) < MinKeyBytes {
 		return "", fmt.Errorf("egress token for run %s: signing key shorter than %d bytes", run, MinKeyBytes)
 	}
@@ -87,6 +105,9 @@ func Mint(key []byte, run string, allow []string, now time.Time, ttl time.Durati
 		allow = []string{}
 	}
 	c := Claims{Run: run, Allow: allow, IAT: now.Unix(), Exp: now.Add(ttl).Unix()}
+	if len(sealed) > 0 {
+		c.Secrets = base64.RawURLEncoding.EncodeToString(sealed)
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return "", err

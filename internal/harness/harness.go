@@ -11,6 +11,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/secrets"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -52,6 +53,9 @@ type Harness struct {
 	SandboxTimeoutSeconds int
 	// Effort is the reasoning effort of the claude runtime (--effort).
 	Effort string
+	// Secrets are the names of org-declared secrets (config.yaml secrets:)
+	// the agent needs: the sandbox sees a placeholder for each.
+	Secrets []string
 	// Resources lowers the org's sandbox.limits for this harness (a zero
 	// field is not set; a raise is a validation error).
 	Resources config.Limits
@@ -221,6 +225,7 @@ type commonYAML struct {
 	PreScript             string              `yaml:"pre_script"`
 	PostScript            string              `yaml:"post_script"`
 	Effort                string              `yaml:"effort"`
+	Secrets               []string            `yaml:"secrets"`
 	Providers             []string            `yaml:"providers"`
 	Skills                []string            `yaml:"skills"`
 	Plugins               []string            `yaml:"plugins"`
@@ -294,6 +299,13 @@ func (w *commonYAML) CheckKey(f *yamlx.Fields, key string) error {
 		return noEmptyRefs(f, key, w.Plugins)
 	case "runner_env":
 		return runnerEnv(f, key, w.RunnerEnv, h)
+	case "secrets":
+		for i, name := range w.Secrets {
+			if err := secrets.CheckName(name); err != nil {
+				return yamlx.Errorf(f.File, v.Content[i], fmt.Sprintf("%s[%d]", field, i), yamlx.ErrValue, "%v", err)
+			}
+		}
+		h.markList(field, v, w.Secrets)
 	case "sandbox_timeout_seconds":
 		if x := w.SandboxTimeoutSeconds; x != 0 && (x < 30 || x > 600) {
 			return f.Errorf(key, yamlx.ErrValue, "must be 0 (the default) or between 30 and 600")
@@ -346,6 +358,7 @@ func (w *commonYAML) store(h *Harness) {
 	h.Policy, h.Role, h.Slug, h.PreScript, h.PostScript = w.Policy, w.Role, w.Slug, w.PreScript, w.PostScript
 	h.Effort, h.Skills, h.Plugins, h.ReadonlyRepo = w.Effort, w.Skills, w.Plugins, w.ReadonlyRepo
 	h.TimeoutMinutes, h.SandboxTimeoutSeconds = w.TimeoutMinutes, w.SandboxTimeoutSeconds
+	h.Secrets = w.Secrets
 }
 
 func (w *harnessYAML) CheckKey(f *yamlx.Fields, key string) error {

@@ -36,6 +36,10 @@ var (
 	// host files or secrets reach the sandbox; declare such entries in a
 	// local harness that uses the remote one as its base.
 	ErrRemoteExpansion = errors.New("${VAR} expansion is not allowed in remote content (declare the entry in a local harness)")
+	// ErrRemoteSecrets: remote content may not ask for org secrets, like
+	// it may not read the runner's variables; a local harness that uses
+	// the remote one as its base asks for them.
+	ErrRemoteSecrets = errors.New("secrets are not allowed in remote content (ask for them in a local harness)")
 	// ErrRemoteRunnerEnv: remote content may not set env.runner at all. It
 	// is the environment of host scripts, which run outside the sandbox;
 	// a variable there (LD_PRELOAD, BASH_ENV, PATH, …) chosen by a remote
@@ -479,6 +483,11 @@ func remoteRefusals(h *Harness, prefix string) error {
 		field := prefix + "native.tools"
 		pos := h.Pos(field, h.Native.Tools[0])
 		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteNativeTools}
+	}
+	if len(h.Secrets) > 0 {
+		field := prefix + "secrets"
+		pos := h.Pos(field, h.Secrets[0])
+		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteSecrets}
 	}
 	if len(h.Env.Runner) > 0 {
 		field := prefix + "env.runner"

@@ -73,6 +73,7 @@ func Merge(base, child *Harness) *Harness {
 	m.Plugins = concat(base.Plugins, child.Plugins)
 	m.Providers = concat(base.Providers, child.Providers)
 	m.ProviderNames = concat(base.ProviderNames, child.ProviderNames)
+	m.Secrets = concat(base.Secrets, child.Secrets)
 	m.Openshell.Profiles = concat(base.Openshell.Profiles, child.Openshell.Profiles)
 	m.AllowedRemoteResources = concat(base.AllowedRemoteResources, child.AllowedRemoteResources)
 	m.HostFiles = mergeHostFiles(base.HostFiles, child.HostFiles)

@@ -78,10 +78,16 @@ func (h *Harness) Check(cfg *config.Config) ([]Resolved, error) {
 	if err := h.checkTrust(cfg); err != nil {
 		return nil, err
 	}
+	if err := h.checkSecrets(cfg, ""); err != nil {
+		return nil, err
+	}
 	for _, name := range h.ForgeNames() {
 		o := *h.Forge[name]
 		o.origins = filterPrefix(h.origins, "forge."+name+".")
 		if err := o.checkShape("forge." + name + "."); err != nil {
+			return nil, err
+		}
+		if err := o.checkSecrets(cfg, "forge."+name+"."); err != nil {
 			return nil, err
 		}
 	}
@@ -94,6 +100,24 @@ func (h *Harness) Check(cfg *config.Config) ([]Resolved, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// checkSecrets refuses a secrets: name the org did not declare in
+// config.yaml secrets (prefix "forge.<name>." for an overlay).
+func (h *Harness) checkSecrets(cfg *config.Config, prefix string) error {
+	for _, name := range h.Secrets {
+		if _, ok := cfg.SecretByName(name); ok {
+			continue
+		}
+		where := "config.yaml"
+		if cfg.Path != "" {
+			where = cfg.Path
+		}
+		p := h.Pos(prefix+"secrets", name)
+		return &yamlx.Error{File: p.File, Line: p.Line, Field: prefix + "secrets",
+			Err: fmt.Errorf("%w: %s (declare it in %s secrets:, with where the runner reads it and its hosts)", config.ErrSecretNotDeclared, name, where)}
+	}
+	return nil
 }
 
 // checkShape validates non-reference values of a harness or of an overlay

@@ -24,6 +24,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/secrets"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
@@ -100,6 +101,7 @@ type execution struct {
 	// tool names by call id (for verdict findings).
 	stopHostServices func()
 	timedOut         bool
+	broker           *secrets.Broker // secrets.go; nil without secrets
 	iteration        int
 	toolNames        map[string]string
 }
@@ -489,8 +491,13 @@ func (x *execution) provision(ctx context.Context) error {
 	x.backend = b
 	x.report.Sandbox.Capabilities = b.Capabilities()
 	x.warnBackendDowngrades(b.Name(), x.report.Sandbox.Capabilities)
+	var err error
+	if x.broker, err = x.newBroker(); err != nil {
+		return err
+	}
 	spec := x.sessionSpec()
 	x.traceProvision(ctx, b.Name(), &spec)
+	x.applySecrets(&spec)
 	if x.plan.ProvisionTimeout > 0 { // sandbox_timeout_seconds
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, x.plan.ProvisionTimeout)
@@ -503,6 +510,9 @@ func (x *execution) provision(ctx context.Context) error {
 	x.watch = &limitWatch{Session: s, limits: x.plan.Limits}
 	x.sess = x.watch
 	x.report.Sandbox.SessionID = s.ID()
+	if err := x.uploadCABundle(ctx); err != nil {
+		return err
+	}
 	x.fetch.Attach(s, skillNames(x.plan.Skills))
 	if x.o.OnProvisioned != nil {
 		x.o.OnProvisioned(s)
@@ -528,7 +538,9 @@ func (x *execution) provisionChild(ctx context.Context) (sandbox.Session, error)
 		ctx, cancel = context.WithTimeout(ctx, x.plan.ProvisionTimeout)
 		defer cancel()
 	}
-	s, err := x.backend.Provision(ctx, x.sessionSpec())
+	spec := x.sessionSpec()
+	x.applySecrets(&spec)
+	s, err := x.backend.Provision(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", x.backend.Name(), err)
 	}

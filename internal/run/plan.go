@@ -140,7 +140,9 @@ type Plan struct {
 	HostFiles     []HostFile  `json:"host_files,omitempty"`
 
 	SandboxEnv map[string]string `json:"-"` // env.sandbox, expanded (may hold secrets)
-	RunnerEnv  map[string]string `json:"-"` // env.runner, expanded
+	// Secrets are the names of the org secrets the run gets (secrets.go).
+	Secrets   []string          `json:"secrets,omitempty"`
+	RunnerEnv map[string]string `json:"-"` // env.runner, expanded
 
 	PreScript        string        `json:"pre_script,omitempty"`
 	PostScript       string        `json:"post_script,omitempty"`
@@ -255,6 +257,9 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	}
 	// The agent CLI, host services, upstream run fields (claude.go).
 	if err := p.planAgentCLI(h, cfg, o); err != nil {
+		return nil, err
+	}
+	if err := p.planSecrets(h, cfg); err != nil {
 		return nil, err
 	}
 	if err := p.planTarget(o); err != nil {

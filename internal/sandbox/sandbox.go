@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/netip"
 	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/secrets"
 )
 
 // Well-known paths inside every sandbox.
@@ -39,6 +41,9 @@ type Network struct {
 	// Log receives one line per denied request ("deny HOST:PORT: reason").
 	// May be nil.
 	Log io.Writer `json:"-"`
+	// Secrets, when set, is the run's secrets broker, which the egress
+	// proxy applies (package secrets).
+	Secrets *secrets.Broker `json:"-"`
 }
 
 // None reports whether the policy allows no egress at all.

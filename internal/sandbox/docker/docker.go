@@ -242,6 +242,7 @@ func (s *session) startProxy() (mount.Mount, error) {
 	s.proxy, err = egress.New(egress.Config{
 		Allow: s.spec.Network.Allow, Services: s.spec.Network.Services,
 		AllowedPrivateNetworks: s.b.opts.AllowedPrivateNetworks, Resolver: s.b.opts.Resolver, Log: s.spec.Network.Log,
+		Secrets: s.spec.Network.Secrets,
 	})
 	if err != nil {
 		ln.Close()

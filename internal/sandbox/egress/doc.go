@@ -34,6 +34,17 @@
 // admitted ones too, as host, port, allow/deny and reason (the run's trace
 // records them as span events).
 //
+// With secrets (Config.Secrets, or per request Config.AuthorizeSecrets),
+// the proxy applies the run's secrets broker (package secrets, which owns
+// the rule; intercept.go): a CONNECT to a secret's host is terminated (TLS
+// with a leaf of the run CA, or plain http for a loopback host service) and
+// each request inside is checked, its placeholders swapped in headers, and
+// sent upstream with full certificate verification, HTTP/1.1 both ways,
+// responses streamed; plain http (absolute-form, or inside any tunnel whose
+// first bytes are an HTTP request line) is checked too; anything else in a
+// tunnel passes unread. A refused request is answered with 403, logged, and
+// passed to a log writer that implements SecretRecorder.
+//
 // With Config.Authorize (the Kubernetes egress gateway, package gateway)
 // the allowlist comes from each request's proxy credentials instead of the
 // configuration; a request they do not authorize is answered with 407.

@@ -18,6 +18,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/netguard"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/secrets"
 )
 
 // DialTimeout bounds each upstream connection attempt.
@@ -38,6 +39,14 @@ type Config struct {
 	Authorize func(req *http.Request) (allow []string, tag string, err error)
 	// LogAllowed adds one "allow HOST:PORT" line per admitted request to Log.
 	LogAllowed bool
+	// Secrets, when set, is the run's secrets broker: connections to a
+	// secret's hosts are terminated and their placeholders swapped
+	// (intercept.go); a placeholder anywhere else is refused.
+	Secrets *secrets.Broker
+	// AuthorizeSecrets, with Authorize, gives the secrets broker of each
+	// authorized request instead of Secrets (nil: none); an error refuses
+	// the request like Authorize's.
+	AuthorizeSecrets func(req *http.Request) (*secrets.Broker, error)
 }
 
 // Proxy is an allowlisting HTTP/CONNECT proxy. Safe for concurrent use.
@@ -51,6 +60,9 @@ type Proxy struct {
 	logMu    sync.Mutex
 	auth     func(*http.Request) ([]string, string, error)
 	logAllow bool
+	secrets  *secrets.Broker
+	// authSecrets: Config.AuthorizeSecrets.
+	authSecrets func(*http.Request) (*secrets.Broker, error)
 
 	connMu    sync.Mutex
 	listeners map[net.Listener]bool
@@ -61,7 +73,7 @@ type Proxy struct {
 
 // New validates c and returns a proxy.
 func New(c Config) (*Proxy, error) {
-	p := &Proxy{listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, log: c.Log, resolver: c.Resolver, auth: c.Authorize, logAllow: c.LogAllowed}
+	p := &Proxy{listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}, log: c.Log, resolver: c.Resolver, auth: c.Authorize, logAllow: c.LogAllowed, secrets: c.Secrets, authSecrets: c.AuthorizeSecrets}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
 	}
@@ -386,9 +398,10 @@ func (p *Proxy) handle(c net.Conn) {
 // gate decides the destinations of one client request: the allowlist in
 // force for it and the tag of its log lines.
 type gate struct {
-	p     *Proxy
-	allow []sandbox.AllowEntry
-	tag   string
+	p       *Proxy
+	allow   []sandbox.AllowEntry
+	tag     string
+	secrets *secrets.Broker // nil: no secrets
 }
 
 // authorize is the gate of req: the proxy's allowlist, or the one the
@@ -396,7 +409,7 @@ type gate struct {
 // ok false.
 func (p *Proxy) authorize(c net.Conn, req *http.Request) (g gate, ok bool) {
 	p.mu.Lock()
-	g = gate{p: p, allow: p.allow}
+	g = gate{p: p, allow: p.allow, secrets: p.secrets}
 	p.mu.Unlock()
 	if p.auth == nil {
 		return g, true
@@ -404,6 +417,9 @@ func (p *Proxy) authorize(c net.Conn, req *http.Request) (g gate, ok bool) {
 	a, t, err := p.auth(req)
 	if err == nil {
 		g.allow, err = parseAllow(a)
+	}
+	if err == nil && p.authSecrets != nil {
+		g.secrets, err = p.authSecrets(req)
 	}
 	g.tag = t
 	if err != nil {
@@ -436,6 +452,10 @@ func (g gate) check(host string, port int) ([]netip.Addr, error) {
 // connect serves a CONNECT request: a tunnel to an allowed destination.
 func (g gate) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 	p := g.p
+	if g.secrets != nil {
+		g.tunnelSecrets(c, br, req)
+		return
+	}
 	up := p.upstream(context.Background(), c, req.RequestURI, 443, g.check, "connect %s: upstream unreachable")
 	if up == nil {
 		return
@@ -463,6 +483,36 @@ func (g gate) forward(c net.Conn, req *http.Request) {
 		respond(c, http.StatusBadRequest, "only CONNECT and absolute http:// requests are proxied")
 		return
 	}
+	var body *secrets.BodyScanner
+	swapped := false
+	if b := g.secrets; b != nil {
+		host, port, err := splitHostPortDefault(req.URL.Host, 80)
+		if err != nil {
+			respond(c, http.StatusBadRequest, err.Error())
+			return
+		}
+		d := secrets.Dest{Host: host, Port: port}
+		req.Header.Del("Proxy-Authorization")
+		err = b.Check(req.RequestURI, "request target", d)
+		var used []string
+		if err == nil {
+			used, err = b.Rewrite(req.Header, d)
+		}
+		var r *secrets.Refusal
+		if errors.As(err, &r) {
+			g.refuse(r)
+			respond(c, http.StatusForbidden, r.Error())
+			return
+		}
+		swapped = len(used) > 0
+		if req.Body != nil && req.Body != http.NoBody {
+			body = b.NewBodyScanner(req.Body, d, g.refuse)
+			if !prescan(req, body) {
+				respond(c, http.StatusForbidden, body.Refusal().Error())
+				return
+			}
+		}
+	}
 	up := p.upstream(context.Background(), c, req.URL.Host, 80, g.check, "upstream %s unreachable")
 	if up == nil {
 		return
@@ -474,9 +524,25 @@ func (g gate) forward(c net.Conn, req *http.Request) {
 	req.Close = true
 	req.RequestURI = ""
 	if err := req.Write(up); err != nil {
+		if body != nil && body.Refusal() != nil {
+			respond(c, http.StatusForbidden, body.Refusal().Error())
+		}
 		return
 	}
-	io.Copy(c, up)
+	if !swapped {
+		io.Copy(c, up)
+		return
+	}
+	// A response to a request that carried a real value: scrubbed of it.
+	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	if err != nil {
+		respond(c, http.StatusBadGateway, "bad upstream response")
+		return
+	}
+	defer resp.Body.Close()
+	scrubResponse(g.secrets, resp)
+	resp.Close = true
+	resp.Write(c)
 }
 
 // upstream opens the connection for target (host[:port], port def when

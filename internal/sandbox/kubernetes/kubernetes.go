@@ -138,7 +138,15 @@ func (b *Backend) Provision(ctx context.Context, s sandbox.Spec) (sandbox.Sessio
 		if b.cfg.EgressGateway == "" {
 			return nil, errors.New("kubernetes sandbox: the spec allows egress but no gateway is configured (config.yaml sandbox.kubernetes.egress_gateway)")
 		}
-		tok, err := gateway.Mint(b.key, id, s.Network.Allow, now, Deadline(s))
+		// The run's secrets travel sealed in the token, under a key the
+		// Pod never sees: the gateway opens them and swaps placeholders.
+		var sealed []byte
+		if s.Network.Secrets != nil {
+			if sealed, err = s.Network.Secrets.Seal(gateway.SealKey(b.key)); err != nil {
+				return nil, fmt.Errorf("kubernetes sandbox: %w", err)
+			}
+		}
+		tok, err := gateway.MintWithSecrets(b.key, id, s.Network.Allow, sealed, now, Deadline(s))
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes sandbox: %w", err)
 		}

@@ -408,6 +408,7 @@ func (s *session) awaitInit(ctx context.Context, proxy bool) error {
 		Allow: s.spec.Network.Allow, Services: s.spec.Network.Services,
 		AllowedPrivateNetworks: s.backend.opts.AllowedPrivateNetworks,
 		Resolver:               s.backend.opts.Resolver, Log: s.spec.Network.Log,
+		Secrets: s.spec.Network.Secrets,
 	})
 	if err != nil {
 		ln.Close()
