@@ -95,6 +95,11 @@ func (e *Env) resolveTarget(ctx context.Context, cmd *cobra.Command, t HarnessTa
 	}
 	pr.Event(progress.Event{Kind: progress.PhaseEnd, Name: "resolve", Status: status, Duration: time.Since(start)})
 	if err != nil {
+		// The registry tier's warnings often explain the error: printed
+		// before it, never dropped.
+		for _, w := range resolve.Warnings(err) {
+			e.warnf("%s", w)
+		}
 		return nil, err
 	}
 	for _, n := range res.Notices {
