@@ -166,7 +166,7 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 // confirm asks a yes/no question on the terminal.
 func (e *Env) confirm(prompt string) (bool, error) {
 	defer e.Progress().Hold()()
-	fmt.Fprint(e.Stderr, prompt)
+	fmt.Fprint(progress.SafeWriter(e.Stderr), prompt)
 	line, err := bufio.NewReader(e.Stdin).ReadString('\n')
 	if err != nil && line == "" {
 		return false, err

@@ -277,6 +277,5 @@ func isCobraUsage(err error) bool {
 // oneLine folds a multi-line message onto one line so stderr stays one line
 // per error.
 func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	return strings.Join(strings.Fields(progress.Sanitize(s)), " ")
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
@@ -276,31 +277,33 @@ func runExit(rep *runpkg.Report, err error) error {
 
 // writeRunSummary prints the short human summary of a run.
 func writeRunSummary(w io.Writer, r *runpkg.Report, cwd string) {
+	// Names, errors and notes come from the run: progress.Fprintf
+	// sanitizes them.
 	sha := r.Harness.SHA256
 	if len(sha) > 12 {
 		sha = sha[:12]
 	}
-	fmt.Fprintf(w, "run       %s  %s\n", r.RunID, r.Status)
-	fmt.Fprintf(w, "harness   %s (sha256 %s)\n", r.Harness.Source, sha)
-	fmt.Fprintf(w, "agent     %s\n", r.Agent)
-	fmt.Fprintf(w, "runtime   %s\n", r.Runtime)
-	fmt.Fprintf(w, "sandbox   %s\n", r.Sandbox.Backend)
-	fmt.Fprintf(w, "repo      %s\n", repoLine(r.Target.Repo))
-	fmt.Fprintf(w, "result    %s\n", resultLine(r))
+	progress.Fprintf(w, "run       %s  %s\n", r.RunID, r.Status)
+	progress.Fprintf(w, "harness   %s (sha256 %s)\n", r.Harness.Source, sha)
+	progress.Fprintf(w, "agent     %s\n", r.Agent)
+	progress.Fprintf(w, "runtime   %s\n", r.Runtime)
+	progress.Fprintf(w, "sandbox   %s\n", r.Sandbox.Backend)
+	progress.Fprintf(w, "repo      %s\n", repoLine(r.Target.Repo))
+	progress.Fprintf(w, "result    %s\n", resultLine(r))
 	if e := r.Events; e.Turns > 0 {
-		fmt.Fprintf(w, "usage     %d turn(s), %d tool call(s), %d input / %d output tokens, stop %s\n", e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.StopReason)
+		progress.Fprintf(w, "usage     %d turn(s), %d tool call(s), %d input / %d output tokens, stop %s\n", e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.StopReason)
 	}
 	if len(r.Findings) > 0 {
-		fmt.Fprintf(w, "findings  %d%s (see report.json)\n", len(r.Findings), verdictSummary(r))
+		progress.Fprintf(w, "findings  %d%s (see report.json)\n", len(r.Findings), verdictSummary(r))
 	}
-	fmt.Fprintf(w, "duration  %s\n", (time.Duration(r.DurationMS) * time.Millisecond).String())
+	progress.Fprintf(w, "duration  %s\n", (time.Duration(r.DurationMS) * time.Millisecond).String())
 	dir := r.Dir()
 	if rel, err := filepath.Rel(cwd, dir); err == nil && !strings.HasPrefix(rel, "..") {
 		dir = rel
 	}
-	fmt.Fprintf(w, "run dir   %s\n", dir)
+	progress.Fprintf(w, "run dir   %s\n", dir)
 	if r.Error != "" {
-		fmt.Fprintf(w, "error     %s\n", runError(r))
+		progress.Fprintf(w, "error     %s\n", runError(r))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
+	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
@@ -399,6 +400,8 @@ func scanFile(ctx context.Context, p *scan.Pipeline, path string, m scan.Meta) (
 // printFindings writes the human report: findings grouped by file with
 // line:column, severity, rule, message and excerpt, then a summary line.
 func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, blocked bool) {
+	// Paths, messages and excerpts come from the scanned content:
+	// progress.Fprintf sanitizes them.
 	byPath := map[string][]scan.Finding{}
 	var paths []string
 	var crit, warn, info, accepted int
@@ -420,7 +423,7 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 		}
 	}
 	for _, p := range paths {
-		fmt.Fprintln(w, p)
+		progress.Fprintf(w, "%s\n", p)
 		for _, f := range byPath[p] {
 			sev := f.Severity.String()
 			switch {
@@ -429,12 +432,12 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 			case f.Severity == scan.Critical && failMode == scan.FailOpen:
 				sev = "critical (fail mode open: not blocking)"
 			}
-			fmt.Fprintf(w, "  %d:%d\t%s\t%s\t%s\n", f.Line, f.Column, sev, f.Rule, f.Message)
+			progress.Fprintf(w, "  %d:%d\t%s\t%s\t%s\n", f.Line, f.Column, sev, f.Rule, f.Message)
 			if f.Excerpt != "" {
-				fmt.Fprintf(w, "  \t| %s\n", f.Excerpt)
+				progress.Fprintf(w, "  \t| %s\n", f.Excerpt)
 			}
 			if f.Blocks() && f.SHA256 != "" {
-				fmt.Fprintf(w, "  \t  to accept after review: rule %s, sha256 %s (%s)\n", f.Rule, f.SHA256, scan.AcceptFile)
+				progress.Fprintf(w, "  \t  to accept after review: rule %s, sha256 %s (%s)\n", f.Rule, f.SHA256, scan.AcceptFile)
 			}
 		}
 	}
@@ -451,5 +454,5 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 	if accepted > 0 {
 		acc = fmt.Sprintf(", %d accepted", accepted)
 	}
-	fmt.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info%s; %s\n", files, crit, warn, info, acc, verdict)
+	progress.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info%s; %s\n", files, crit, warn, info, acc, verdict)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/fullsend/internal/harness"
+	"github.com/fullsend-ai/fullsend/internal/progress"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 )
 
@@ -87,7 +88,8 @@ listed too (as forge.<name>.<field>).`,
 				if r.Location == "remote" {
 					remote++
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Field, r.Kind, r.Ref, r.Resolved, r.Location)
+				progress.Fprintf(tw, // references may come from remote content
+					"%s\t%s\t%s\t%s\t%s\n", r.Field, r.Kind, r.Ref, r.Resolved, r.Location)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -97,9 +99,9 @@ listed too (as forge.<name>.<field>).`,
 				what += " (forge " + h.AppliedForge + ")"
 			}
 			if len(h.Native.Tools) > 0 {
-				fmt.Fprintf(env.Stdout, "native tools allowed: %s\n", strings.Join(h.Native.Tools, ", "))
+				progress.Fprintf(env.Stdout, "native tools allowed: %s\n", strings.Join(h.Native.Tools, ", "))
 			}
-			fmt.Fprintf(env.Stdout, "valid: %s: %d resources, %d remote\n", what, len(out.Resources), remote)
+			progress.Fprintf(env.Stdout, "valid: %s: %d resources, %d remote\n", what, len(out.Resources), remote)
 			return nil
 		},
 	}
