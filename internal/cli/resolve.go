@@ -22,6 +22,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // testOnlyFetchOptions lets tests point the fetch client at a loopback
@@ -166,7 +167,7 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 // confirm asks a yes/no question on the terminal.
 func (e *Env) confirm(prompt string) (bool, error) {
 	defer e.Progress().Hold()()
-	fmt.Fprint(progress.SafeWriter(e.Stderr), prompt)
+	fmt.Fprint(termsafe.SafeWriter(e.Stderr), prompt)
 	line, err := bufio.NewReader(e.Stdin).ReadString('\n')
 	if err != nil && line == "" {
 		return false, err

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fullsend-ai/fullsend/internal/progress"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
@@ -277,5 +278,5 @@ func isCobraUsage(err error) bool {
 // oneLine folds a multi-line message onto one line so stderr stays one line
 // per error.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(progress.Sanitize(s)), " ")
+	return strings.Join(strings.Fields(termsafe.Sanitize(s)), " ")
 }

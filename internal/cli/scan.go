@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // maxScanFile bounds the size of one scanned file; larger files are
@@ -401,7 +401,7 @@ func scanFile(ctx context.Context, p *scan.Pipeline, path string, m scan.Meta) (
 // line:column, severity, rule, message and excerpt, then a summary line.
 func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, blocked bool) {
 	// Paths, messages and excerpts come from the scanned content:
-	// progress.Fprintf sanitizes them.
+	// termsafe.Fprintf sanitizes them.
 	byPath := map[string][]scan.Finding{}
 	var paths []string
 	var crit, warn, info, accepted int
@@ -423,7 +423,7 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 		}
 	}
 	for _, p := range paths {
-		progress.Fprintf(w, "%s\n", p)
+		termsafe.Fprintf(w, "%s\n", p)
 		for _, f := range byPath[p] {
 			sev := f.Severity.String()
 			switch {
@@ -432,12 +432,12 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 			case f.Severity == scan.Critical && failMode == scan.FailOpen:
 				sev = "critical (fail mode open: not blocking)"
 			}
-			progress.Fprintf(w, "  %d:%d\t%s\t%s\t%s\n", f.Line, f.Column, sev, f.Rule, f.Message)
+			termsafe.Fprintf(w, "  %d:%d\t%s\t%s\t%s\n", f.Line, f.Column, sev, f.Rule, f.Message)
 			if f.Excerpt != "" {
-				progress.Fprintf(w, "  \t| %s\n", f.Excerpt)
+				termsafe.Fprintf(w, "  \t| %s\n", f.Excerpt)
 			}
 			if f.Blocks() && f.SHA256 != "" {
-				progress.Fprintf(w, "  \t  to accept after review: rule %s, sha256 %s (%s)\n", f.Rule, f.SHA256, scan.AcceptFile)
+				termsafe.Fprintf(w, "  \t  to accept after review: rule %s, sha256 %s (%s)\n", f.Rule, f.SHA256, scan.AcceptFile)
 			}
 		}
 	}
@@ -454,5 +454,5 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 	if accepted > 0 {
 		acc = fmt.Sprintf(", %d accepted", accepted)
 	}
-	progress.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info%s; %s\n", files, crit, warn, info, acc, verdict)
+	termsafe.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info%s; %s\n", files, crit, warn, info, acc, verdict)
 }

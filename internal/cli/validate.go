@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/fullsend/internal/harness"
-	"github.com/fullsend-ai/fullsend/internal/progress"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // validateJSON is the --json shape of validate.
@@ -88,7 +88,7 @@ listed too (as forge.<name>.<field>).`,
 				if r.Location == "remote" {
 					remote++
 				}
-				progress.Fprintf(tw, // references may come from remote content
+				termsafe.Fprintf(tw, // references may come from remote content
 					"%s\t%s\t%s\t%s\t%s\n", r.Field, r.Kind, r.Ref, r.Resolved, r.Location)
 			}
 			if err := tw.Flush(); err != nil {
@@ -99,9 +99,9 @@ listed too (as forge.<name>.<field>).`,
 				what += " (forge " + h.AppliedForge + ")"
 			}
 			if len(h.Native.Tools) > 0 {
-				progress.Fprintf(env.Stdout, "native tools allowed: %s\n", strings.Join(h.Native.Tools, ", "))
+				termsafe.Fprintf(env.Stdout, "native tools allowed: %s\n", strings.Join(h.Native.Tools, ", "))
 			}
-			progress.Fprintf(env.Stdout, "valid: %s: %d resources, %d remote\n", what, len(out.Resources), remote)
+			termsafe.Fprintf(env.Stdout, "valid: %s: %d resources, %d remote\n", what, len(out.Resources), remote)
 			return nil
 		},
 	}

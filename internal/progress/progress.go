@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // Kind classifies an Event.
@@ -507,6 +509,10 @@ func (r *Reporter) writeText(s string, now time.Time) {
 	}
 	fmt.Fprintf(r.w, "%s\n", s)
 }
+
+// Sanitize is termsafe.Sanitize, the one rule for untrusted text on a
+// terminal (see package termsafe).
+func Sanitize(s string) string { return termsafe.Sanitize(s) }
 
 // ToolSummary is a one-line description of a tool call: the tool's name
 // and its most telling argument (a command, a path, a URL, a pattern), or

@@ -1,4 +1,13 @@
-package progress
+// Package termsafe is the one rule for untrusted text on a terminal or in
+// a CI log: repository file names, YAML keys and values of remote content,
+// registry and forge error text, what an agent wrote. Every printer of the
+// CLI (error lines, notes and warnings, the run summary, `runs show`,
+// progress lines, the validate table, the scan report) passes such text
+// through Sanitize, Fprintf or SafeWriter; none re-implements it. It
+// depends on the standard library only, so that rule packages (fetch,
+// the egress proxy) can use it too. A terminal escape sequence (ESC, CSI,
+// OSC, the C1 controls) or a bidi override never reaches the terminal raw.
+package termsafe
 
 import (
 	"fmt"
@@ -7,14 +16,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
-
-// This file holds the one rule for untrusted text on a terminal or in a CI
-// log: repository file names, YAML keys and values of remote content,
-// registry and forge error text, what an agent wrote. Every printer of the
-// CLI (error lines, notes and warnings, the run summary, `runs show`,
-// progress lines, the validate table, the scan report) passes such text
-// through Sanitize, Fprintf or SafeWriter; none re-implements it. A terminal escape sequence (ESC, CSI,
-// OSC, the C1 controls) or a bidi override never reaches the terminal raw.
 
 // cleanRune is the rule for one decoded rune (n its encoded length): the
 // rune to write and whether to write anything. Invalid UTF-8 becomes
