@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 type name string
@@ -32,4 +34,35 @@ func TestFprintf(t *testing.T) {
 	if got, want := b.String(), "a b|c d|e f|[gh]|7\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
+}
+
+// FuzzTerminalSafe: whatever the input, Sanitize's output is valid UTF-8
+// without control or format characters, and SafeWriter's (fed in two
+// writes split anywhere) has none but newline and tab.
+func FuzzTerminalSafe(f *testing.F) {
+	for _, s := range []string{"", "plain", "\x1b]0;t\x07\x1b[2J", "\u009b31m\u202e\u200b\r\n\t", "\xff\xfe\xc3", "é\U0001F600\U000E0041"} {
+		f.Add(s, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, s string, cut uint8) {
+		check := func(out string, keep bool) {
+			if !utf8.ValidString(out) {
+				t.Fatalf("invalid UTF-8 from %q: %q", s, out)
+			}
+			for _, r := range out {
+				if keep && (r == '\n' || r == '\t') {
+					continue
+				}
+				if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+					t.Fatalf("%U left in %q (from %q)", r, out, s)
+				}
+			}
+		}
+		check(Sanitize(s), false)
+		var b bytes.Buffer
+		w := SafeWriter(&b)
+		i := int(cut) % (len(s) + 1)
+		w.Write([]byte(s[:i]))
+		w.Write([]byte(s[i:]))
+		check(b.String(), true)
+	})
 }
