@@ -65,3 +65,12 @@ func TestTypeAheadQueued(t *testing.T) {
 	}
 	p.close()
 }
+
+// TestSchemaStatesTheQueue: the protocol schema states the queue's bound
+// and what cancel does to it, as the server applies them.
+func TestSchemaStatesTheQueue(t *testing.T) {
+	s := string(Schema)
+	if !strings.Contains(s, fmt.Sprintf("at most %d per session, in order", MaxQueued)) || !strings.Contains(s, "cancel stops its turn in flight and drops the user messages queued behind it") {
+		t.Fatal("protocol.schema.json does not describe the per-session queue")
+	}
+}
