@@ -12,7 +12,7 @@ import (
 
 // lowLimits keeps the limit attacks fast: the harness lowers the org's
 // sandbox.limits (it may not raise them).
-const lowLimits = "resources:\n  memory: 256Mi\n  pids: 64\n  tmp_size: 16Mi\n  workspace_size: 32Mi\n  output_size: 1Mi\n"
+const lowLimits = "resources:\n  memory: 256Mi\n  pids: 64\n  tmp_size: 16Mi\n  workspace_size: 32Mi\n  output_size: 1Mi\n  output_files: 100\n"
 
 // probeStep runs a probe of probe_test.go inside the sandbox, its stdout
 // saved to /sandbox/output/<out>.
@@ -90,7 +90,7 @@ func TestAgentResourceAndKernelAttacks(t *testing.T) {
 	}
 	r := report(t, dir)
 	lim, _ := r["sandbox"].(map[string]any)["limits"].(map[string]any)
-	if lim["memory_bytes"] != float64(256<<20) || lim["pids"] != float64(64) || lim["output_bytes"] != float64(1<<20) {
+	if lim["memory_bytes"] != float64(256<<20) || lim["pids"] != float64(64) || lim["output_bytes"] != float64(1<<20) || lim["output_files"] != float64(100) {
 		t.Errorf("report.json limits = %v", lim)
 	}
 	notes, _ := json.Marshal(r["notes"])
@@ -106,6 +106,7 @@ func TestLimitEndsRunWithItsName(t *testing.T) {
 	for _, c := range []struct{ name, step, want string }{
 		{"memory", "  - exec: {cmd: \"/usr/local/bin/fullsend 512\", env: {FULLSEND_ATTACK_HELPER: alloc}}\n", "memory limit 256MiB exceeded (OOM kill)"},
 		{"output", "  - exec: {cmd: \"head -c 3000000 /dev/zero\"}\n", "output limit output_size 1MiB exceeded"},
+		{"output_files", "  - exec: {cmd: \"cd /sandbox/output && for i in $(seq 1 300); do : > f$i; done\"}\n", "output limit output_files 100 exceeded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := snapshotHost(t)

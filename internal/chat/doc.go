@@ -17,11 +17,17 @@
 // # Turns
 //
 // Server reads requests while turns run, so cancel and history answer at
-// once. A session has at most one turn accepted and not ended (another
-// user_message for it is an error envelope); turns of all sessions run one
-// at a time, in the order accepted, which is also what lets Delta route
-// the runtime's streamed pieces to the running turn. cancel cancels the
-// turn's context (a turn still waiting for its place ends at once).
+// once. A session has at most one turn accepted and not ended; another
+// user_message for it waits in the session's queue (at most MaxQueued,
+// then an error envelope) and becomes the session's next turn when that
+// one ends, in the order received (its turn_start follows the turn_end).
+// Turns of all sessions run one at a time, in the order accepted, which
+// is also what lets Delta route the runtime's streamed pieces to the
+// running turn. cancel cancels the turn's context (a turn still waiting
+// for its place ends at once) and drops the session's queued messages,
+// saying how many in an error envelope: the client asked it to stop.
+// Queued messages live in memory only; they are stored when their turn
+// begins.
 // Options.Run does the work (the CLI: the native runtime continuing the
 // session's transcript); its events are stored and sent, deltas only sent.
 // At end of input Serve waits for the turns in flight; when its context

@@ -39,6 +39,10 @@ type Options struct {
 	Redact func(string) string
 }
 
+// MaxQueued bounds the user messages that wait, per session, behind the
+// session's turn in flight; one more is an error envelope.
+const MaxQueued = 16
+
 // Server serves the protocol on one input and output stream. Turns run
 // one at a time in this process (in the order accepted); requests are
 // read while a turn runs, so cancel and history answer at once.
@@ -50,10 +54,19 @@ type Server struct {
 
 	mu      sync.Mutex
 	busy    map[string]context.CancelFunc // sessions with a turn accepted and not ended
+	queue   map[string][]queued           // per session: messages waiting behind its turn, in order
 	next    map[string]int                // last turn number given, per session
 	current *turnState                    // the turn that runs (deltas go to it)
 	sem     chan struct{}
 	wg      sync.WaitGroup
+}
+
+// queued is a checked user message waiting for its session's turn in
+// flight to end.
+type queued struct {
+	ctx    context.Context
+	text   string
+	images []string
 }
 
 type turnState struct {
@@ -67,7 +80,7 @@ func NewServer(o Options) *Server {
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
 	}
-	return &Server{o: o, busy: map[string]context.CancelFunc{}, next: map[string]int{}, sem: make(chan struct{}, 1)}
+	return &Server{o: o, busy: map[string]context.CancelFunc{}, queue: map[string][]queued{}, next: map[string]int{}, sem: make(chan struct{}, 1)}
 }
 
 // Serve reads requests from in until EOF (then waits for the turns in
@@ -188,12 +201,19 @@ func (s *Server) handle(ctx context.Context, line []byte) {
 	case ReqUserMessage:
 		s.accept(ctx, req)
 	case ReqCancel:
+		// cancel stops the turn in flight and drops the messages queued
+		// behind it: the client asked the session to stop.
 		s.mu.Lock()
 		cancel := s.busy[req.Session]
+		dropped := len(s.queue[req.Session])
+		delete(s.queue, req.Session)
 		s.mu.Unlock()
 		if cancel == nil {
 			s.sendError(req.Session, fmt.Sprintf("cancel: session %s has no turn in flight", req.Session))
 			return
+		}
+		if dropped > 0 { // before the turn's turn_end
+			s.sendError(req.Session, fmt.Sprintf("cancel: %d queued user_message(s) of session %s dropped", dropped, req.Session))
 		}
 		cancel()
 	case ReqHistory:
@@ -201,7 +221,8 @@ func (s *Server) handle(ctx context.Context, line []byte) {
 	}
 }
 
-// accept checks a user message and queues its turn.
+// accept checks a user message and starts its turn, or queues it behind
+// the session's turn in flight (at most MaxQueued).
 func (s *Server) accept(ctx context.Context, req Request) {
 	var images []string
 	for _, img := range req.Images {
@@ -218,27 +239,42 @@ func (s *Server) accept(ctx context.Context, req Request) {
 	}
 	s.mu.Lock()
 	if s.busy[req.Session] != nil {
+		if len(s.queue[req.Session]) >= MaxQueued {
+			s.mu.Unlock()
+			s.sendError(req.Session, fmt.Sprintf("user_message: session %s has %d messages queued behind its turn in flight, at most %d (wait for a turn_end)", req.Session, MaxQueued, MaxQueued))
+			return
+		}
+		s.queue[req.Session] = append(s.queue[req.Session], queued{ctx: ctx, text: req.Text, images: images})
 		s.mu.Unlock()
-		s.sendError(req.Session, fmt.Sprintf("user_message: session %s has a turn in flight (send cancel first, or wait for its turn_end)", req.Session))
 		return
 	}
-	n, ok := s.next[req.Session]
+	start, err := s.beginLocked(req.Session, queued{ctx: ctx, text: req.Text, images: images})
+	s.mu.Unlock()
+	if err != nil {
+		s.sendError(req.Session, err.Error())
+		return
+	}
+	start()
+}
+
+// beginLocked numbers the session's next turn for m and marks the session
+// busy; the returned func starts the turn. Caller holds mu.
+func (s *Server) beginLocked(session string, m queued) (func(), error) {
+	n, ok := s.next[session]
 	if !ok {
-		stored, err := s.o.Store.Turns(req.Session)
+		stored, err := s.o.Store.Turns(session)
 		if err != nil {
-			s.mu.Unlock()
-			s.sendError(req.Session, err.Error())
-			return
+			return nil, err
 		}
 		n = stored
 	}
-	s.next[req.Session] = n + 1
-	tctx, cancel := context.WithCancel(ctx)
-	s.busy[req.Session] = cancel
+	s.next[session] = n + 1
+	tctx, cancel := context.WithCancel(m.ctx)
+	s.busy[session] = cancel
 	s.wg.Add(1)
-	s.mu.Unlock()
-	t := &turnState{session: req.Session, turn: n + 1}
-	go s.runTurn(tctx, cancel, t, TurnRecord{Session: req.Session, Turn: n + 1, Text: s.o.Redact(req.Text), Images: images, Started: time.Now()})
+	t := &turnState{session: session, turn: n + 1}
+	rec := TurnRecord{Session: session, Turn: n + 1, Text: s.o.Redact(m.text), Images: m.images, Started: time.Now()}
+	return func() { go s.runTurn(tctx, cancel, t, rec) }, nil
 }
 
 // runTurn records and announces the turn, waits for its place, runs it
@@ -316,13 +352,35 @@ func (s *Server) endTurn(t *turnState, rec TurnRecord, out *runtime.Outcome, err
 	if serr := s.o.Store.EndTurn(rec); serr != nil {
 		s.sendError(t.session, serr.Error())
 	}
-	// The session is free before its turn_end is sent: a client that
-	// answers turn_end with the next message must find it free.
+	// The session is free (or taken by its next queued message) before
+	// its turn_end is sent: a client that answers turn_end with the next
+	// message must find it free or queue behind. The next turn starts
+	// after the turn_end, so its turn_start follows it.
 	s.mu.Lock()
-	delete(s.busy, t.session)
+	var next func()
+	var nextErr error
+	if q := s.queue[t.session]; len(q) > 0 {
+		if len(q) == 1 {
+			delete(s.queue, t.session)
+		} else {
+			s.queue[t.session] = q[1:]
+		}
+		if next, nextErr = s.beginLocked(t.session, q[0]); nextErr != nil {
+			delete(s.queue, t.session) // the order cannot be kept: drop the rest
+		}
+	}
+	if next == nil {
+		delete(s.busy, t.session)
+	}
 	s.mu.Unlock()
 	u := rec.Usage
 	s.send(Envelope{Type: EnvTurnEnd, Session: t.session, Turn: t.turn, StopReason: rec.StopReason, Usage: &u, Error: rec.Error})
+	if nextErr != nil {
+		s.sendError(t.session, nextErr.Error())
+	}
+	if next != nil {
+		next()
+	}
 }
 
 // history replays the stored turns of a session: for each, its

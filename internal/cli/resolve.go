@@ -22,6 +22,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // testOnlyFetchOptions lets tests point the fetch client at a loopback
@@ -99,6 +100,11 @@ func (e *Env) resolveTarget(ctx context.Context, cmd *cobra.Command, t HarnessTa
 	}
 	pr.Event(progress.Event{Kind: progress.PhaseEnd, Name: "resolve", Status: status, Duration: time.Since(start)})
 	if err != nil {
+		// The registry tier's warnings often explain the error: printed
+		// before it, never dropped.
+		for _, w := range resolve.Warnings(err) {
+			e.warnf("%s", w)
+		}
 		return nil, err
 	}
 	for _, n := range res.Notices {
@@ -166,7 +172,7 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 // confirm asks a yes/no question on the terminal.
 func (e *Env) confirm(prompt string) (bool, error) {
 	defer e.Progress().Hold()()
-	fmt.Fprint(e.Stderr, prompt)
+	fmt.Fprint(termsafe.SafeWriter(e.Stderr), prompt)
 	line, err := bufio.NewReader(e.Stdin).ReadString('\n')
 	if err != nil && line == "" {
 		return false, err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/ci"
 	"github.com/fullsend-ai/fullsend/internal/progress"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 	"github.com/fullsend-ai/fullsend/internal/trace"
 )
 
@@ -292,6 +293,5 @@ func isCobraUsage(err error) bool {
 // oneLine folds a multi-line message onto one line so stderr stays one line
 // per error.
 func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	return strings.Join(strings.Fields(termsafe.Sanitize(s)), " ")
 }

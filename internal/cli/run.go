@@ -22,6 +22,7 @@ import (
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 type runFlags struct {
@@ -299,34 +300,36 @@ func runExit(rep *runpkg.Report, err error) error {
 
 // writeRunSummary prints the short human summary of a run.
 func writeRunSummary(w io.Writer, r *runpkg.Report, cwd string) {
+	// Names, errors and notes come from the run: termsafe.Fprintf
+	// sanitizes them.
 	sha := r.Harness.SHA256
 	if len(sha) > 12 {
 		sha = sha[:12]
 	}
-	fmt.Fprintf(w, "run       %s  %s\n", r.RunID, r.Status)
-	fmt.Fprintf(w, "harness   %s (sha256 %s)\n", r.Harness.Source, sha)
-	fmt.Fprintf(w, "agent     %s\n", r.Agent)
-	fmt.Fprintf(w, "runtime   %s\n", r.Runtime)
-	fmt.Fprintf(w, "sandbox   %s\n", r.Sandbox.Backend)
-	fmt.Fprintf(w, "repo      %s\n", repoLine(r.Target.Repo))
-	fmt.Fprintf(w, "result    %s\n", resultLine(r))
+	termsafe.Fprintf(w, "run       %s  %s\n", r.RunID, r.Status)
+	termsafe.Fprintf(w, "harness   %s (sha256 %s)\n", r.Harness.Source, sha)
+	termsafe.Fprintf(w, "agent     %s\n", r.Agent)
+	termsafe.Fprintf(w, "runtime   %s\n", r.Runtime)
+	termsafe.Fprintf(w, "sandbox   %s\n", r.Sandbox.Backend)
+	termsafe.Fprintf(w, "repo      %s\n", repoLine(r.Target.Repo))
+	termsafe.Fprintf(w, "result    %s\n", resultLine(r))
 	if r.Status == runpkg.StatusSkipped {
-		fmt.Fprintf(w, "skipped   %s\n", oneLine(r.SkipReason))
+		termsafe.Fprintf(w, "skipped   %s\n", oneLine(r.SkipReason))
 	}
 	if e := r.Events; e.Turns > 0 {
-		fmt.Fprintf(w, "usage     %d turn(s), %d tool call(s), %d input / %d output tokens, stop %s\n", e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.StopReason)
+		termsafe.Fprintf(w, "usage     %d turn(s), %d tool call(s), %d input / %d output tokens, stop %s\n", e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.StopReason)
 	}
 	if len(r.Findings) > 0 {
-		fmt.Fprintf(w, "findings  %d%s (see report.json)\n", len(r.Findings), verdictSummary(r))
+		termsafe.Fprintf(w, "findings  %d%s (see report.json)\n", len(r.Findings), verdictSummary(r))
 	}
-	fmt.Fprintf(w, "duration  %s\n", (time.Duration(r.DurationMS) * time.Millisecond).String())
+	termsafe.Fprintf(w, "duration  %s\n", (time.Duration(r.DurationMS) * time.Millisecond).String())
 	dir := r.Dir()
 	if rel, err := filepath.Rel(cwd, dir); err == nil && !strings.HasPrefix(rel, "..") {
 		dir = rel
 	}
-	fmt.Fprintf(w, "run dir   %s\n", dir)
+	termsafe.Fprintf(w, "run dir   %s\n", dir)
 	if r.Error != "" {
-		fmt.Fprintf(w, "error     %s\n", runError(r))
+		termsafe.Fprintf(w, "error     %s\n", runError(r))
 	}
 }
 

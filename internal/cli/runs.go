@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 func newRunsCmd(env *Env) *cobra.Command {
@@ -66,7 +67,8 @@ func newRunsLsCmd(env *Env) *cobra.Command {
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN ID\tSTATUS\tHARNESS\tRUNTIME\tSANDBOX\tDURATION")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Status, r.Harness, r.Runtime, r.Sandbox,
+				termsafe.Fprintf(tw, // cells come from the runs' reports
+					"%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Status, r.Harness, r.Runtime, r.Sandbox,
 					time.Duration(r.DurationMS)*time.Millisecond)
 			}
 			return tw.Flush()
@@ -108,18 +110,18 @@ listing the candidates), or by "latest" (the newest run).`,
 			writeRunSummary(env.Stdout, r, cwd)
 			fmt.Fprintln(env.Stdout, "phases:")
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			for _, p := range r.Phases {
-				fmt.Fprintf(tw, "  %s\t%s\t%.1f ms\t%s\n", p.Name, p.Status, p.DurationMS, oneLine(p.Error))
+			for _, p := range r.Phases { // report text is untrusted: termsafe.Fprintf
+				termsafe.Fprintf(tw, "  %s\t%s\t%.1f ms\t%s\n", p.Name, p.Status, p.DurationMS, oneLine(p.Error))
 			}
 			tw.Flush()
 			e := r.Events
-			fmt.Fprintf(env.Stdout, "events:   %d iteration(s), %d turn(s), %d tool call(s), %d+%d tokens, $%.4f\n",
+			termsafe.Fprintf(env.Stdout, "events:   %d iteration(s), %d turn(s), %d tool call(s), %d+%d tokens, $%.4f\n",
 				e.Iterations, e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.CostUSD)
 			for _, f := range r.Findings {
-				fmt.Fprintf(env.Stdout, "finding:  [%s] %s %s:%d %s: %s\n", f.Phase, f.Severity, f.Path, f.Line, f.Rule, f.Message)
+				termsafe.Fprintf(env.Stdout, "finding:  [%s] %s %s:%d %s: %s\n", f.Phase, f.Severity, f.Path, f.Line, f.Rule, f.Message)
 			}
 			for _, n := range r.Notes {
-				fmt.Fprintf(env.Stdout, "note:     %s\n", n)
+				termsafe.Fprintf(env.Stdout, "note:     %s\n", n)
 			}
 			return nil
 		},

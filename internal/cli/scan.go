@@ -15,6 +15,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/scan"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // maxScanFile bounds the size of one scanned file; larger files are
@@ -401,6 +402,8 @@ func scanFile(ctx context.Context, p *scan.Pipeline, path string, m scan.Meta) (
 // printFindings writes the human report: findings grouped by file with
 // line:column, severity, rule, message and excerpt, then a summary line.
 func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, blocked bool) {
+	// Paths, messages and excerpts come from the scanned content:
+	// termsafe.Fprintf sanitizes them.
 	byPath := map[string][]scan.Finding{}
 	var paths []string
 	var crit, warn, info, accepted int
@@ -422,7 +425,7 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 		}
 	}
 	for _, p := range paths {
-		fmt.Fprintln(w, p)
+		termsafe.Fprintf(w, "%s\n", p)
 		for _, f := range byPath[p] {
 			sev := f.Severity.String()
 			switch {
@@ -431,12 +434,12 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 			case f.Severity == scan.Critical && failMode == scan.FailOpen:
 				sev = "critical (fail mode open: not blocking)"
 			}
-			fmt.Fprintf(w, "  %d:%d\t%s\t%s\t%s\n", f.Line, f.Column, sev, f.Rule, f.Message)
+			termsafe.Fprintf(w, "  %d:%d\t%s\t%s\t%s\n", f.Line, f.Column, sev, f.Rule, f.Message)
 			if f.Excerpt != "" {
-				fmt.Fprintf(w, "  \t| %s\n", f.Excerpt)
+				termsafe.Fprintf(w, "  \t| %s\n", f.Excerpt)
 			}
 			if f.Blocks() && f.SHA256 != "" {
-				fmt.Fprintf(w, "  \t  to accept after review: rule %s, sha256 %s (%s)\n", f.Rule, f.SHA256, scan.AcceptFile)
+				termsafe.Fprintf(w, "  \t  to accept after review: rule %s, sha256 %s (%s)\n", f.Rule, f.SHA256, scan.AcceptFile)
 			}
 		}
 	}
@@ -453,5 +456,5 @@ func printFindings(w io.Writer, fs []scan.Finding, files int, failMode string, b
 	if accepted > 0 {
 		acc = fmt.Sprintf(", %d accepted", accepted)
 	}
-	fmt.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info%s; %s\n", files, crit, warn, info, acc, verdict)
+	termsafe.Fprintf(w, "%d file(s) scanned: %d critical, %d warning(s), %d info%s; %s\n", files, crit, warn, info, acc, verdict)
 }

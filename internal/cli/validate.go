@@ -10,6 +10,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // validateJSON is the --json shape of validate.
@@ -91,7 +92,8 @@ listed too (as forge.<name>.<field>).`,
 				if r.Location == "remote" {
 					remote++
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Field, r.Kind, r.Ref, r.Resolved, r.Location)
+				termsafe.Fprintf(tw, // references may come from remote content
+					"%s\t%s\t%s\t%s\t%s\n", r.Field, r.Kind, r.Ref, r.Resolved, r.Location)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -101,9 +103,9 @@ listed too (as forge.<name>.<field>).`,
 				what += " (forge " + h.AppliedForge + ")"
 			}
 			if len(h.Native.Tools) > 0 {
-				fmt.Fprintf(env.Stdout, "native tools allowed: %s\n", strings.Join(h.Native.Tools, ", "))
+				termsafe.Fprintf(env.Stdout, "native tools allowed: %s\n", strings.Join(h.Native.Tools, ", "))
 			}
-			fmt.Fprintf(env.Stdout, "valid: %s: %d resources, %d remote\n", what, len(out.Resources), remote)
+			termsafe.Fprintf(env.Stdout, "valid: %s: %d resources, %d remote\n", what, len(out.Resources), remote)
 			return nil
 		},
 	}

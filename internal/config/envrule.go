@@ -16,6 +16,20 @@ import (
 // interpreter loads code, unless the org config allows it by name.
 var ErrEnvRefused = errors.New("changes how programs load code; refused unless config.yaml security.allowed_env_names lists it")
 
+// ErrEnvReserved is returned for an env name under the FULLSEND_ prefix:
+// fullsend sets those names itself (the output dir, the canary token, the
+// tool allowlist its hooks read, …), and a harness that set one could
+// redirect or silence a hook. security.allowed_env_names cannot lift it.
+var ErrEnvReserved = errors.New("is reserved: the FULLSEND_ prefix belongs to fullsend (it sets these names itself, and its hooks read them); rename the variable")
+
+// ReservedEnvPrefix is the prefix of the env names only fullsend sets.
+const ReservedEnvPrefix = "FULLSEND_"
+
+// reservedEnvExceptions are FULLSEND_ names a harness may still set: ones
+// fullsend never sets nor reads. FULLSEND_FORGE is the upstream harnesses'
+// way of telling an agent which forge overlay it runs under.
+var reservedEnvExceptions = []string{"FULLSEND_FORGE"}
+
 // RefusedEnvPatterns are the env names a harness may not set unless the org
 // allows them by name. An entry ending in "*" matches every name with that
 // prefix. Matching is exact for names and case-sensitive, except that the
@@ -71,11 +85,16 @@ func RefusedEnvPattern(name string) string {
 }
 
 // CheckEnvName returns nil when a harness may set the env variable name:
-// it is a valid name and either not refused (RefusedEnvPattern) or listed in
-// security.allowed_env_names. The error wraps ErrEnvRefused.
+// it is a valid name, not reserved to fullsend (the FULLSEND_ prefix; the
+// error wraps ErrEnvReserved, whatever the org allows) and either not
+// refused (RefusedEnvPattern) or listed in security.allowed_env_names (the
+// error wraps ErrEnvRefused).
 func (c *Config) CheckEnvName(name string) error {
 	if !ValidEnvName(name) {
 		return fmt.Errorf("%q is not an environment variable name", name)
+	}
+	if strings.HasPrefix(name, ReservedEnvPrefix) && !slices.Contains(reservedEnvExceptions, name) {
+		return fmt.Errorf("%s %w", name, ErrEnvReserved)
 	}
 	p := RefusedEnvPattern(name)
 	if p == "" || slices.Contains(c.Security.AllowedEnvNames, name) {

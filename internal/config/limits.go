@@ -21,6 +21,7 @@ type Limits struct {
 	TmpBytes       int64   `json:"tmp_bytes"`       // tmp_size: size= of the sandbox's /tmp tmpfs
 	WorkspaceBytes int64   `json:"workspace_bytes"` // workspace_size: bytes the sandbox may write under /sandbox
 	OutputBytes    int64   `json:"output_bytes"`    // output_size: bytes downloaded from /sandbox/output, and captured stdout/stderr
+	OutputFiles    int64   `json:"output_files"`    // output_files: files and directories downloaded from /sandbox/output
 }
 
 // Default limits (sandbox.limits when config.yaml sets none).
@@ -31,6 +32,9 @@ const (
 	DefaultTmpBytes       = 1 << 30
 	DefaultWorkspaceBytes = 10 << 30
 	DefaultOutputBytes    = 64 << 20
+	DefaultOutputFiles    = 10000
+	// MaxOutputFiles bounds output_files itself.
+	MaxOutputFiles = 1 << 22
 )
 
 // DefaultLimits returns the built-in sandbox.limits.
@@ -38,12 +42,13 @@ func DefaultLimits() Limits {
 	return Limits{
 		MemoryBytes: DefaultMemoryBytes, Pids: DefaultPids, CPUs: DefaultCPUs,
 		TmpBytes: DefaultTmpBytes, WorkspaceBytes: DefaultWorkspaceBytes, OutputBytes: DefaultOutputBytes,
+		OutputFiles: DefaultOutputFiles,
 	}
 }
 
 // LimitKeys are the keys of sandbox.limits and of a harness resources:
 // block, in documentation order.
-var LimitKeys = []string{"memory", "pids", "cpus", "tmp_size", "workspace_size", "output_size"}
+var LimitKeys = []string{"memory", "pids", "cpus", "tmp_size", "workspace_size", "output_size", "output_files"}
 
 // ParseLimit decodes the value n of limit key into l. field names the key in
 // messages (e.g. "sandbox.limits.memory"). Every limit must be positive;
@@ -82,6 +87,15 @@ func ParseLimit(file, field, key string, n *yaml.Node, l *Limits) error {
 			return yamlx.Errorf(file, n, field, yamlx.ErrValue, "must be a positive number of tasks")
 		}
 		l.Pids = v
+	case "output_files":
+		v, err := yamlx.Int(file, field, n)
+		if err != nil {
+			return err
+		}
+		if v <= 0 || v > MaxOutputFiles {
+			return yamlx.Errorf(file, n, field, yamlx.ErrValue, "must be a positive number of files (at most %d)", MaxOutputFiles)
+		}
+		l.OutputFiles = v
 	case "cpus":
 		v, err := yamlx.Float(file, field, n)
 		if err != nil {
@@ -137,6 +151,8 @@ func (l Limits) Value(key string) string {
 		return FormatSize(l.WorkspaceBytes)
 	case "output_size":
 		return FormatSize(l.OutputBytes)
+	case "output_files":
+		return fmt.Sprint(l.OutputFiles)
 	}
 	return ""
 }
@@ -157,6 +173,8 @@ func (l Limits) Exceeds(h Limits) string {
 		return "workspace_size"
 	case h.OutputBytes > l.OutputBytes:
 		return "output_size"
+	case h.OutputFiles > l.OutputFiles:
+		return "output_files"
 	}
 	return ""
 }
@@ -178,6 +196,7 @@ func (l Limits) Lower(h Limits) Limits {
 	l.TmpBytes = lower(l.TmpBytes, h.TmpBytes)
 	l.WorkspaceBytes = lower(l.WorkspaceBytes, h.WorkspaceBytes)
 	l.OutputBytes = lower(l.OutputBytes, h.OutputBytes)
+	l.OutputFiles = lower(l.OutputFiles, h.OutputFiles)
 	return l
 }
 
@@ -196,7 +215,7 @@ func Min(a, b Limits) Limits {
 	out := Limits{
 		MemoryBytes: pick(a.MemoryBytes, b.MemoryBytes), Pids: pick(a.Pids, b.Pids),
 		TmpBytes: pick(a.TmpBytes, b.TmpBytes), WorkspaceBytes: pick(a.WorkspaceBytes, b.WorkspaceBytes),
-		OutputBytes: pick(a.OutputBytes, b.OutputBytes), CPUs: a.CPUs,
+		OutputBytes: pick(a.OutputBytes, b.OutputBytes), OutputFiles: pick(a.OutputFiles, b.OutputFiles), CPUs: a.CPUs,
 	}
 	if out.CPUs == 0 || (b.CPUs > 0 && b.CPUs < out.CPUs) {
 		out.CPUs = b.CPUs

@@ -40,15 +40,18 @@ func TestSandboxLimits(t *testing.T) {
 	if c.Sandbox.Limits != want {
 		t.Fatalf("limits = %+v, want %+v", c.Sandbox.Limits, want)
 	}
-	if d := Default().Sandbox.Limits; d != (Limits{MemoryBytes: 4 << 30, Pids: 1024, CPUs: 2, TmpBytes: 1 << 30, WorkspaceBytes: 10 << 30, OutputBytes: 64 << 20}) {
+	if d := Default().Sandbox.Limits; d != (Limits{MemoryBytes: 4 << 30, Pids: 1024, CPUs: 2, TmpBytes: 1 << 30, WorkspaceBytes: 10 << 30, OutputBytes: 64 << 20, OutputFiles: 10000}) {
 		t.Fatalf("defaults = %+v", d)
 	}
 	for body, line := range map[string]string{
-		"sandbox:\n  limits:\n    disk: 1Gi\n":      "config.yaml:3: sandbox.limits.disk: unknown field",
-		"sandbox:\n  limits:\n    memory: big\n":    "config.yaml:3: sandbox.limits.memory:",
-		"sandbox:\n  limits:\n    pids: -4\n":       "config.yaml:3: sandbox.limits.pids:",
-		"sandbox:\n  limits:\n    cpus: 0\n":        "config.yaml:3: sandbox.limits.cpus:",
-		"sandbox:\n  limits:\n    output_size: 0\n": "config.yaml:3: sandbox.limits.output_size:",
+		"sandbox:\n  limits:\n    disk: 1Gi\n":              "config.yaml:3: sandbox.limits.disk: unknown field",
+		"sandbox:\n  limits:\n    memory: big\n":            "config.yaml:3: sandbox.limits.memory:",
+		"sandbox:\n  limits:\n    pids: -4\n":               "config.yaml:3: sandbox.limits.pids:",
+		"sandbox:\n  limits:\n    cpus: 0\n":                "config.yaml:3: sandbox.limits.cpus:",
+		"sandbox:\n  limits:\n    output_size: 0\n":         "config.yaml:3: sandbox.limits.output_size:",
+		"sandbox:\n  limits:\n    output_files: 0\n":        "config.yaml:3: sandbox.limits.output_files:",
+		"sandbox:\n  limits:\n    output_files: 1Ki\n":      "config.yaml:3: sandbox.limits.output_files:",
+		"sandbox:\n  limits:\n    output_files: 99999999\n": "config.yaml:3: sandbox.limits.output_files:",
 	} {
 		_, _, err := Parse("config.yaml", []byte(body))
 		if err == nil || !strings.HasPrefix(err.Error(), line) {

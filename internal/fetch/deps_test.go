@@ -12,5 +12,6 @@ func TestDependencies(t *testing.T) {
 	fetchtest.CheckDeps(t, "github.com/fullsend-ai/fullsend/internal/fetch",
 		"github.com/fullsend-ai/fullsend/internal/netguard",
 		"github.com/fullsend-ai/fullsend/internal/ref",
+		"github.com/fullsend-ai/fullsend/internal/termsafe",
 		"vendor/golang.org/x/")
 }

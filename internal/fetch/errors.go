@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // Sentinels name the decision a caller can branch on. They always arrive
@@ -85,17 +87,7 @@ func excerpt(b []byte) string {
 	return s
 }
 
-// oneLine replaces control characters (newlines included) by spaces.
-func oneLine(s string) string {
-	if strings.IndexFunc(s, isControl) < 0 {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if isControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+// oneLine makes server text one clean line: the terminal rule of
+// termsafe.Sanitize (control characters, newlines included, become spaces;
+// bidi and zero-width characters are dropped).
+func oneLine(s string) string { return termsafe.Sanitize(s) }

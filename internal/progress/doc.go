@@ -33,7 +33,9 @@
 //
 // Text from elsewhere is untrusted: an agent chooses its tool-call
 // arguments and a server its error messages. Every such string is
-// sanitised before it reaches the terminal or a CI log (Sanitize): control
+// sanitised before it reaches the terminal or a CI log (Sanitize, that is
+// package termsafe, the one rule, which every printer of the CLI uses;
+// notes and warnings included): control
 // characters (escape sequences, carriage returns, newlines) and Unicode
 // format characters (bidi overrides, zero-width and tag characters) are
 // replaced, so it can neither move the cursor, recolour the terminal, nor

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // Kind classifies an Event.
@@ -484,8 +485,10 @@ func (lw lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeText writes one note or warning line. Caller holds mu.
+// writeText writes one note or warning line, sanitized (the line's
+// message often quotes a server, a file name or an agent). Caller holds mu.
 func (r *Reporter) writeText(s string, now time.Time) {
+	s = Sanitize(s)
 	if r.o.Mode == Quiet && strings.HasPrefix(s, "fullsend: note:") {
 		return
 	}
@@ -507,38 +510,9 @@ func (r *Reporter) writeText(s string, now time.Time) {
 	fmt.Fprintf(r.w, "%s\n", s)
 }
 
-// Sanitize makes untrusted text safe to show on one line of a terminal or
-// a log: invalid UTF-8 becomes U+FFFD, control characters (C0, DEL, C1:
-// escape sequences, carriage returns, newlines, tabs) become a space, and
-// format characters (bidi overrides and isolates, zero-width characters,
-// tag characters) are dropped.
-func Sanitize(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		c, n := utf8.DecodeRuneInString(s)
-		s = s[n:]
-		switch {
-		case c == utf8.RuneError && n <= 1:
-			b.WriteRune(utf8.RuneError)
-		case unicode.IsControl(c):
-			b.WriteByte(' ')
-		case unicode.Is(unicode.Cf, c):
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
-}
+// Sanitize is termsafe.Sanitize, the one rule for untrusted text on a
+// terminal (see package termsafe).
+func Sanitize(s string) string { return termsafe.Sanitize(s) }
 
 // ToolSummary is a one-line description of a tool call: the tool's name
 // and its most telling argument (a command, a path, a URL, a pattern), or

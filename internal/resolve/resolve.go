@@ -232,15 +232,15 @@ func resolveHarness(ctx context.Context, target string, o Options) (*Result, err
 	}
 	warnings := r.finish() // background pushes end here
 	if err != nil {
-		return nil, err
+		return nil, withWarnings(err, warnings)
 	}
 	if r.auditErr != nil {
-		return nil, fmt.Errorf("audit log: %w", r.auditErr)
+		return nil, withWarnings(fmt.Errorf("audit log: %w", r.auditErr), warnings)
 	}
 	res.TraceID = r.traceID
 	res.Notices = append(res.Notices, r.notices...)
 	if err := r.checkLock(res); err != nil {
-		return nil, err
+		return nil, withWarnings(err, warnings)
 	}
 	res.Warnings = append(res.Warnings, warnings...)
 	return res, nil

@@ -105,7 +105,7 @@ func ResolveSkill(ctx context.Context, req SkillRequest, o Options) (*SkillResul
 	err = g.Wait()
 	warnings := r.finish() // background pushes end here
 	if err != nil {
-		return nil, err
+		return nil, withWarnings(err, warnings)
 	}
 	graph := &Graph{Root: root}
 	if cyc, longest := graph.cycle(); cyc != "" {

@@ -62,6 +62,8 @@ func (w *limitWatch) recordErr(err error) {
 	switch {
 	case errors.Is(err, sandbox.ErrOutputLimit):
 		w.record(fmt.Sprintf("output limit output_size %s exceeded", config.FormatSize(w.limits.OutputBytes)))
+	case errors.Is(err, sandbox.ErrOutputFilesLimit):
+		w.record(fmt.Sprintf("output limit output_files %d exceeded", w.limits.OutputFiles))
 	case errors.Is(err, sandbox.ErrWorkspaceLimit):
 		w.record(fmt.Sprintf("workspace limit workspace_size %s exceeded", config.FormatSize(w.limits.WorkspaceBytes)))
 	}

@@ -151,6 +151,7 @@ func (x *execution) traceProvision(ctx context.Context, backend string, spec *sa
 			attribute.Int64("fullsend.sandbox.limits.tmp_bytes", l.TmpBytes),
 			attribute.Int64("fullsend.sandbox.limits.workspace_bytes", l.WorkspaceBytes),
 			attribute.Int64("fullsend.sandbox.limits.output_bytes", l.OutputBytes),
+			attribute.Int64("fullsend.sandbox.limits.output_files", l.OutputFiles),
 			attribute.Float64("fullsend.sandbox.limits.wall_time_s", x.plan.WallTime.Seconds()),
 			attribute.StringSlice("fullsend.sandbox.network.allow", spec.Network.Allow),
 		)

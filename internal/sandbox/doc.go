@@ -20,7 +20,8 @@
 //     Capabilities.Limits how it enforces each one (Enforced, Weaker with
 //     the fallback named, NotEnforced), so a run can warn. Past
 //     OutputBytes, Exec kills the command and Download copies nothing
-//     (ErrOutputLimit); past TmpBytes and WorkspaceBytes writes fail inside
+//     (ErrOutputLimit); past OutputFiles files and directories Download
+//     copies nothing either (ErrOutputFilesLimit); past TmpBytes and WorkspaceBytes writes fail inside
 //     (ENOSPC, EFBIG) or, for read-write host mounts only watched by the
 //     backend, the session ends (ErrWorkspaceLimit); an OOM kill is
 //     reported in ExecResult.OOMKilled.

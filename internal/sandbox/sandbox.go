@@ -62,6 +62,7 @@ type Limits struct {
 	TmpBytes       int64 `json:"tmp_bytes,omitempty"`       // size= of the /tmp tmpfs
 	WorkspaceBytes int64 `json:"workspace_bytes,omitempty"` // bytes the sandbox may write under /sandbox
 	OutputBytes    int64 `json:"output_bytes,omitempty"`    // bytes Download may copy out, and host-side capture of each Exec's stdout/stderr
+	OutputFiles    int   `json:"output_files,omitempty"`    // files and directories one Download may create on the host
 }
 
 // Default limits, applied by backends to zero Limits fields.
@@ -72,6 +73,7 @@ const (
 	DefaultTmpBytes       int64   = 1 << 30
 	DefaultWorkspaceBytes int64   = 10 << 30
 	DefaultOutputBytes    int64   = 64 << 20
+	DefaultOutputFiles    int     = 10000
 )
 
 // Resolved returns l with every zero field except WallTime replaced by its
@@ -83,6 +85,7 @@ func (l Limits) Resolved() Limits {
 	orDefault(&l.TmpBytes, DefaultTmpBytes)
 	orDefault(&l.WorkspaceBytes, DefaultWorkspaceBytes)
 	orDefault(&l.OutputBytes, DefaultOutputBytes)
+	orDefault(&l.OutputFiles, DefaultOutputFiles)
 	return l
 }
 
@@ -105,6 +108,18 @@ var ErrOutputLimit = errors.New("output limit exceeded")
 // output_size setting.
 func OutputLimitError(what string, limit int64) error {
 	return fmt.Errorf("%s: more than output_size (%s): %w", what, FormatBytes(limit), ErrOutputLimit)
+}
+
+// ErrOutputFilesLimit is wrapped by the error of a Download that would
+// create more than Limits.OutputFiles files and directories on the host
+// (nothing is left at the destination).
+var ErrOutputFilesLimit = errors.New("output file count limit exceeded")
+
+// OutputFilesLimitError returns the error for what (e.g. "download
+// /sandbox/output") holding more than limit files and directories; it wraps
+// ErrOutputFilesLimit and names the output_files setting.
+func OutputFilesLimitError(what string, limit int) error {
+	return fmt.Errorf("%s: more than output_files (%d files and directories): %w", what, limit, ErrOutputFilesLimit)
 }
 
 // ErrWorkspaceLimit is wrapped by the errors of a session a backend killed
@@ -254,8 +269,10 @@ type Session interface {
 	// Download copies a sandbox file or tree to hostPath. Only regular files
 	// and directories are copied; symlinks and special files are skipped.
 	// When the regular files would add up to more than Limits.OutputBytes
-	// it fails with an error wrapping ErrOutputLimit and writes nothing at
-	// hostPath (the copy is staged beside it and moved into place at the end).
+	// it fails with an error wrapping ErrOutputLimit, when the tree holds
+	// more than Limits.OutputFiles files and directories with one wrapping
+	// ErrOutputFilesLimit; either way it writes nothing at hostPath (the
+	// copy is staged beside it and moved into place at the end).
 	Download(ctx context.Context, sandboxPath, hostPath string) error
 	Terminate(ctx context.Context) error
 }

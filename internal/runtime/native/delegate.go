@@ -183,7 +183,7 @@ func (c *loop) structuredReturn(ctx context.Context, res result, d *delegation) 
 			return res, &StructuredReturn{Valid: true, Value: opaqueView(d.schemaDoc, val), Raw: filepath.ToSlash(filepath.Join(d.rel, ReturnFile))}, nil
 		}
 		if i >= MaxReturnCorrections || ctx.Err() != nil {
-			return res, &StructuredReturn{Valid: false, Errors: sanitize(verr.Error(), MaxSummaryBytes)}, nil
+			return res, &StructuredReturn{Valid: false, Errors: sanitize(parentErrors(verr, d.schemaDoc), MaxSummaryBytes)}, nil
 		}
 		fix := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(
 			"Your return value is not valid: " + verr.Error() + "\nReply with only the corrected JSON value, nothing else.")}}
@@ -228,14 +228,14 @@ func parseReturn(text string, sch *schemacheck.Schema) (any, error) {
 		t = strings.TrimSuffix(strings.TrimSpace(t), "```")
 	}
 	if len(t) > MaxReturnBytes {
-		return nil, fmt.Errorf("return value larger than %d bytes", MaxReturnBytes)
+		return nil, &returnError{what: fmt.Sprintf("return value larger than %d bytes", MaxReturnBytes)}
 	}
 	v, err := schemacheck.Decode([]byte(t))
 	if err != nil {
-		return nil, fmt.Errorf("not a JSON value: %v", err)
+		return nil, &returnError{what: "not a JSON value", detail: err.Error()}
 	}
 	if probs := sch.Validate(v); probs != nil {
-		return nil, schemaError(probs)
+		return nil, &returnError{probs: probs}
 	}
 	// The value handed on keeps its numbers as written (the validator
 	// reads them as float64).
@@ -243,7 +243,7 @@ func parseReturn(text string, sch *schemacheck.Schema) (any, error) {
 	dec.UseNumber()
 	var exact any
 	if err := dec.Decode(&exact); err != nil {
-		return nil, fmt.Errorf("not a JSON value: %v", err)
+		return nil, &returnError{what: "not a JSON value", detail: err.Error()}
 	}
 	return exact, nil
 }

@@ -34,10 +34,13 @@ func opaqueLink(ptr string) map[string]any {
 //
 //   - numbers, booleans and nulls pass through;
 //   - a string passes (sanitized) only when its schema location has enum,
-//     const, pattern or format; any other string becomes an opaque link;
+//     const or pattern, or a format of checkedFormats (date-time, date,
+//     time, uuid, ipv4, ipv6) that the string satisfies; any other string
+//     (an unchecked format such as email or uri included) becomes an
+//     opaque link;
 //   - an object whose keys are all modeled (properties, a matching
-//     patternProperties pattern, or propertyNames with enum, const,
-//     pattern or format) is walked key by key; an object with a key the
+//     patternProperties pattern, or propertyNames constraining each key
+//     as above) is walked key by key; an object with a key the
 //     schema does not model becomes one opaque link (its keys are
 //     free-form text too);
 //   - arrays are walked element by element (prefixItems, then items; the
@@ -79,7 +82,7 @@ func (w *opaqueWalker) walk(schema, value any, ptr string, hops int) any {
 	}
 	switch x := value.(type) {
 	case string:
-		if constrained(s) {
+		if constrained(s, x) {
 			return sanitize(x, MaxSummaryBytes)
 		}
 		return opaqueLink(ptr)
@@ -209,17 +212,22 @@ func typeMatches(name, want string) bool {
 	return name == want || (name == "number" && want == "integer")
 }
 
-// constrained: the schema location pins a string down.
-func constrained(s map[string]any) bool {
+// constrained: the schema location pins the string v down: enum, const or
+// pattern (the return was validated against them), or a format of
+// checkedFormats that v satisfies. Any other format is an annotation the
+// validator never checks (an "email" or a "uri" carries words): alone it
+// pins nothing.
+func constrained(s map[string]any, v string) bool {
 	if s == nil {
 		return false
 	}
-	for _, kw := range []string{"enum", "const", "pattern", "format"} {
+	for _, kw := range []string{"enum", "const", "pattern"} {
 		if _, ok := s[kw]; ok {
 			return true
 		}
 	}
-	return false
+	f, ok := s["format"].(string)
+	return ok && formatHolds(f, v)
 }
 
 // itemSchema is the schema of element i of an array under s.
@@ -260,7 +268,7 @@ func propertySchema(s map[string]any, k string) (any, bool) {
 			}
 		}
 	}
-	if names, ok := s["propertyNames"].(map[string]any); ok && constrained(names) {
+	if names, ok := s["propertyNames"].(map[string]any); ok && constrained(names, k) {
 		return s["additionalProperties"], true
 	}
 	return nil, false

@@ -161,7 +161,7 @@ func toolTable() map[string]*tool {
 func delegateSpec(allowed []string, parallel int) model.ToolSpec {
 	enum, _ := json.Marshal(allowed)
 	desc := "Delegate a focused sub-task to a child agent with a fresh context and the named tool profile (default: bash, read/write/edit files; read_only: read and list files only; web_fetch: fetch web pages only, no workspace). " +
-		"You receive its summary, or with returnSchema a JSON value validated against that schema, in which strings and objects the schema does not pin down (enum, const, pattern, format; unlisted keys) are replaced by {\"@link\":\"opaque:#/pointer\"} references."
+		"You receive its summary, or with returnSchema a JSON value validated against that schema, in which strings and objects the schema does not pin down (enum, const, pattern, a checked format: date-time, date, time, uuid, ipv4, ipv6; unlisted keys) are replaced by {\"@link\":\"opaque:#/pointer\"} references."
 	if parallel > 1 {
 		desc += fmt.Sprintf(" Several delegate_task calls in one turn run at the same time (up to %d at once), each child in its own sandbox holding a copy of the workspace; a child's file changes are not copied back.", parallel)
 	}

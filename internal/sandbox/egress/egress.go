@@ -19,6 +19,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/secrets"
+	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 // DialTimeout bounds each upstream connection attempt.
@@ -325,13 +326,8 @@ func (p *Proxy) logLine(tag, line string) {
 		line = tag + " " + line
 	}
 	// The host comes from the sandbox: it may not add lines or terminal
-	// escapes to the log.
-	line = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, line)
+	// escapes to the log (termsafe.Sanitize, the one terminal rule).
+	line = termsafe.Sanitize(line)
 	p.logMu.Lock()
 	defer p.logMu.Unlock()
 	fmt.Fprintln(p.log, line)

@@ -650,19 +650,22 @@ func (s *session) Upload(ctx context.Context, hostPath, sandboxPath string) erro
 
 // Download implements sandbox.Session: the tree is written inside the
 // sandbox by an archive helper with the agent's permissions and extracted
-// on the host into a staging directory, bounded by Limits.OutputBytes.
+// on the host into a staging directory, bounded by Limits.OutputBytes and
+// Limits.OutputFiles.
 func (s *session) Download(ctx context.Context, sandboxPath, hostPath string) error {
 	pr, ch, err := s.pipeRequest("tar", sandboxPath, false)
 	if err != nil {
 		return err
 	}
-	xerr := archive.ExtractStaged(pr, hostPath, s.limits.OutputBytes)
+	xerr := archive.ExtractStaged(pr, hostPath, s.limits.OutputBytes, s.limits.OutputFiles)
 	pr.Close() // a refused stream stops the writer (EPIPE)
 	m, ok := waitReply(ctx, ch)
 	what := "download " + sandboxPath
 	switch {
 	case errors.Is(xerr, archive.ErrTooLarge):
 		return fmt.Errorf("local sandbox %s: %w", s.id, sandbox.OutputLimitError(what, s.limits.OutputBytes))
+	case errors.Is(xerr, archive.ErrTooMany):
+		return fmt.Errorf("local sandbox %s: %w", s.id, sandbox.OutputFilesLimitError(what, s.limits.OutputFiles))
 	case !ok:
 		return s.diedErr(what)
 	case m.Err != "":

@@ -27,7 +27,8 @@
 // the backend says it enforces the limit with cgroups; otherwise it says so
 // in the log), /tmp and /sandbox sizes (ENOSPC or EFBIG inside, nothing on
 // the host), read-write mount growth (ErrWorkspaceLimit), output and
-// download size (ErrOutputLimit, nothing left behind), socket families
+// download size (ErrOutputLimit, nothing left behind), download file
+// count (ErrOutputFilesLimit, nothing left behind), socket families
 // (EAFNOSUPPORT beyond AF_UNIX, AF_INET, AF_INET6, AF_NETLINK), and that an
 // agent command cannot signal the sandbox's own processes.
 package sandboxtest

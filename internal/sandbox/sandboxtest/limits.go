@@ -256,3 +256,36 @@ echo survived`
 		}
 	}
 }
+
+// outputFilesLimit: Download creates at most Limits.OutputFiles files and
+// directories on the host (the downloaded root included); past it the
+// error wraps ErrOutputFilesLimit, names output_files and nothing is left.
+func (s *suite) outputFilesLimit(t *testing.T) {
+	const limit = 20
+	ss := s.provision(t, sandbox.Spec{Limits: sandbox.Limits{OutputFiles: limit}})
+	ctx := context.Background()
+	// ok: the root, a directory and 18 files (20); many: 21 entries.
+	sh(t, ss, "mkdir -p /sandbox/ok/d /sandbox/many/d && cd /sandbox/ok && for i in $(seq 1 9); do : > f$i; : > d/g$i; done && "+
+		"cd /sandbox/many && for i in $(seq 1 9); do : > f$i; : > d/g$i; done && : > d/extra")
+	parent := t.TempDir()
+	if err := ss.Download(ctx, "/sandbox/ok", filepath.Join(parent, "ok")); err != nil {
+		t.Fatalf("download at the limit: %v", err)
+	}
+	if got := readTree(t, filepath.Join(parent, "ok")); len(got) != 18 {
+		t.Errorf("downloaded %d files, want 18", len(got))
+	}
+	err := ss.Download(ctx, "/sandbox/many", filepath.Join(parent, "many"))
+	if !errors.Is(err, sandbox.ErrOutputFilesLimit) || !strings.Contains(err.Error(), "output_files") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("download past the limit: %v, want one line wrapping ErrOutputFilesLimit naming output_files", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 || ents[0].Name() != "ok" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("refused download left %v beside the earlier one", names)
+	}
+	if r := sh(t, ss, "echo alive"); string(r.Stdout) != "alive\n" {
+		t.Errorf("session broken after the output files limit: %q %q", r.Stdout, r.Stderr)
+	}
+}

@@ -56,6 +56,7 @@ func Run(t *testing.T, f Factory) {
 		{"TmpLimit", s.tmpLimit},
 		{"WorkspaceLimit", s.workspaceLimit},
 		{"OutputLimit", s.outputLimit},
+		{"OutputFilesLimit", s.outputFilesLimit},
 		{"SocketFamilies", s.socketFamilies},
 		{"CannotSignalSandbox", s.cannotSignalSandbox},
 		{"UploadDownload", s.uploadDownload},

@@ -84,24 +84,32 @@ func addFile(tw *tar.Writer, p, name string, info fs.FileInfo) error {
 // than the extraction limit.
 var ErrTooLarge = errors.New("archive larger than the limit")
 
+// ErrTooMany is returned when a stream holds more regular files and
+// directories than the extraction limit.
+var ErrTooMany = errors.New("archive holds more entries than the limit")
+
 // Extract reads a tar stream from r into dest. A root entry "." of type
 // directory makes dest a directory; of type file makes dest that file.
 // Existing files are replaced. uid/gid >= 0 chown what is created. It stops
 // at MaxBytes.
 func Extract(r io.Reader, dest string, uid, gid int) error {
-	return ExtractLimit(r, dest, uid, gid, MaxBytes)
+	return ExtractLimit(r, dest, uid, gid, MaxBytes, 0)
 }
 
 // ExtractLimit is Extract with the total size of regular files bounded by
-// max (<= 0 or above MaxBytes: MaxBytes). A file that would take the total
-// past max fails with an error wrapping ErrTooLarge before any of its bytes
-// is written; what was extracted before stays (see ExtractStaged).
-func ExtractLimit(r io.Reader, dest string, uid, gid int, max int64) error {
+// max (<= 0 or above MaxBytes: MaxBytes) and, when maxEntries > 0, the
+// number of regular files and directories (the root included) bounded by
+// maxEntries. A file that would take the total past max fails with an
+// error wrapping ErrTooLarge before any of its bytes is written, an entry
+// past maxEntries with one wrapping ErrTooMany before it is created; what
+// was extracted before stays (see ExtractStaged).
+func ExtractLimit(r io.Reader, dest string, uid, gid int, max int64, maxEntries int) error {
 	if max <= 0 || max > MaxBytes {
 		max = MaxBytes
 	}
 	tr := tar.NewReader(r)
 	var total int64
+	entries := 0
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -125,6 +133,11 @@ func ExtractLimit(r io.Reader, dest string, uid, gid int, max int64) error {
 			target = filepath.Join(dest, filepath.FromSlash(clean))
 		}
 		mode := os.FileMode(h.Mode).Perm()
+		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeReg {
+			if entries++; maxEntries > 0 && entries > maxEntries {
+				return fmt.Errorf("%w: more than %d files and directories", ErrTooMany, maxEntries)
+			}
+		}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := os.MkdirAll(target, 0o755); err != nil {
@@ -171,13 +184,14 @@ func chown(p string, uid, gid int) {
 	}
 }
 
-// ExtractStaged extracts r (as ExtractLimit, files owned by the caller) into
+// ExtractStaged extracts r (as ExtractLimit, files owned by the caller,
+// bounded by max bytes and maxEntries files and directories) into
 // a staging directory beside dest and moves the result to dest only when the
 // whole stream was extracted, so a failure leaves nothing new at dest. A
 // missing dest is created (parents too); an existing directory dest receives
 // the tree merged into it (same-named files replaced); an existing file is
 // replaced. A stream without entries leaves dest untouched.
-func ExtractStaged(r io.Reader, dest string, max int64) error {
+func ExtractStaged(r io.Reader, dest string, max int64, maxEntries int) error {
 	parent := filepath.Dir(dest)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
@@ -188,7 +202,7 @@ func ExtractStaged(r io.Reader, dest string, max int64) error {
 	}
 	defer os.RemoveAll(stage)
 	tmp := filepath.Join(stage, "root")
-	if err := ExtractLimit(r, tmp, -1, -1, max); err != nil {
+	if err := ExtractLimit(r, tmp, -1, -1, max, maxEntries); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(tmp); errors.Is(err, fs.ErrNotExist) {
@@ -249,18 +263,19 @@ func WriteNamed(w io.Writer, hostPath, base string) error {
 }
 
 // ReceiveTar extracts at hostPath (with ExtractStaged: staged, bounded by
-// limit, nothing left behind on failure) the tar stream that produce writes
-// to w — a `tar -c -C PARENT BASE` run in a sandbox, whose root entry is
-// renamed to ".". produce returns the command's exit status and stderr.
-// An extraction over the limit wraps ErrTooLarge; otherwise a failure to
-// run comes first, then a non-zero exit, then an extraction error.
-func ReceiveTar(hostPath string, limit int64, produce func(w io.Writer) (exit int, stderr string, err error)) error {
+// limit bytes and maxEntries files and directories, nothing left behind on
+// failure) the tar stream that produce writes to w — a `tar -c -C PARENT
+// BASE` run in a sandbox, whose root entry is renamed to ".". produce
+// returns the command's exit status and stderr. An extraction over a
+// limit wraps ErrTooLarge or ErrTooMany; otherwise a failure to run comes
+// first, then a non-zero exit, then an extraction error.
+func ReceiveTar(hostPath string, limit int64, maxEntries int, produce func(w io.Writer) (exit int, stderr string, err error)) error {
 	pr, pw := io.Pipe()
 	xerr := make(chan error, 1)
 	go func() {
 		tpr, tpw := io.Pipe()
 		go func() { tpw.CloseWithError(rootToDot(tar.NewReader(pr), tpw)) }()
-		err := ExtractStaged(tpr, hostPath, limit)
+		err := ExtractStaged(tpr, hostPath, limit, maxEntries)
 		if err != nil {
 			// Stop the producer: its output copy fails and the command is killed.
 			tpr.CloseWithError(err)
@@ -275,7 +290,7 @@ func ReceiveTar(hostPath string, limit int64, produce func(w io.Writer) (exit in
 	pw.Close()
 	xe := <-xerr
 	switch {
-	case errors.Is(xe, ErrTooLarge):
+	case errors.Is(xe, ErrTooLarge), errors.Is(xe, ErrTooMany):
 		return xe
 	case err != nil:
 		return err

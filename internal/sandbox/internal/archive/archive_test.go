@@ -112,11 +112,11 @@ func sized(t *testing.T, files map[string]int) *bytes.Buffer {
 
 func TestExtractLimit(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "out")
-	if err := ExtractLimit(sized(t, map[string]int{"./a": 60, "./d/b": 40}), dest, -1, -1, 100); err != nil {
+	if err := ExtractLimit(sized(t, map[string]int{"./a": 60, "./d/b": 40}), dest, -1, -1, 100, 0); err != nil {
 		t.Fatalf("at the limit: %v", err)
 	}
 	dest2 := filepath.Join(t.TempDir(), "out")
-	err := ExtractLimit(sized(t, map[string]int{"./a": 60, "./d/b": 41}), dest2, -1, -1, 100)
+	err := ExtractLimit(sized(t, map[string]int{"./a": 60, "./d/b": 41}), dest2, -1, -1, 100, 0)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("over the limit: %v, want ErrTooLarge", err)
 	}
@@ -125,7 +125,7 @@ func TestExtractLimit(t *testing.T) {
 func TestExtractStagedLeavesNothingOnFailure(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "out")
-	if err := ExtractStaged(sized(t, map[string]int{"./a": 60, "./d/b": 41}), dest, 100); !errors.Is(err, ErrTooLarge) {
+	if err := ExtractStaged(sized(t, map[string]int{"./a": 60, "./d/b": 41}), dest, 100, 0); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("over the limit: %v", err)
 	}
 	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
@@ -140,7 +140,7 @@ func TestExtractStagedLeavesNothingOnFailure(t *testing.T) {
 	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "../evil", Mode: 0o644, Size: 1})
 	tw.Write([]byte("x"))
 	tw.Close()
-	if err := ExtractStaged(&b, dest, 100); !errors.Is(err, ErrUnsafePath) {
+	if err := ExtractStaged(&b, dest, 100, 0); !errors.Is(err, ErrUnsafePath) {
 		t.Fatalf("unsafe: %v", err)
 	}
 	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
@@ -151,7 +151,7 @@ func TestExtractStagedLeavesNothingOnFailure(t *testing.T) {
 func TestExtractStagedCommits(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "sub", "out")
-	if err := ExtractStaged(sized(t, map[string]int{"./a": 3, "./d/b": 4}), dest, 100); err != nil {
+	if err := ExtractStaged(sized(t, map[string]int{"./a": 3, "./d/b": 4}), dest, 100, 0); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(filepath.Join(dest, "d", "b")); err != nil || st.Size() != 4 {
@@ -159,7 +159,7 @@ func TestExtractStagedCommits(t *testing.T) {
 	}
 	// Into an existing directory: merged, same names replaced, others kept.
 	os.WriteFile(filepath.Join(dest, "keep"), []byte("k"), 0o644)
-	if err := ExtractStaged(sized(t, map[string]int{"./a": 9}), dest, 100); err != nil {
+	if err := ExtractStaged(sized(t, map[string]int{"./a": 9}), dest, 100, 0); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(filepath.Join(dest, "a")); st == nil || st.Size() != 9 {
@@ -178,7 +178,7 @@ func TestExtractStagedCommits(t *testing.T) {
 	tw.Close()
 	one := filepath.Join(parent, "one")
 	os.WriteFile(one, []byte("old"), 0o644)
-	if err := ExtractStaged(&b, one, 100); err != nil {
+	if err := ExtractStaged(&b, one, 100, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(one); string(got) != "hi" {

@@ -93,14 +93,15 @@ func (o Ops) Upload(ctx context.Context, hostPath, sandboxPath string) error {
 
 // Download implements sandbox.Session.Download: `tar -c` in the sandbox,
 // extracted on the host by archive.ReceiveTar (staged, symlinks and
-// special files skipped, refused past o.Limits.OutputBytes).
+// special files skipped, refused past o.Limits.OutputBytes or
+// o.Limits.OutputFiles).
 func (o Ops) Download(ctx context.Context, sandboxPath, hostPath string) error {
 	if err := sandbox.CheckPath(sandboxPath); err != nil {
 		return err
 	}
 	sandboxPath = path.Clean(sandboxPath)
 	parent, base := path.Split(sandboxPath)
-	err := archive.ReceiveTar(hostPath, o.Limits.OutputBytes, func(w io.Writer) (int, string, error) {
+	err := archive.ReceiveTar(hostPath, o.Limits.OutputBytes, o.Limits.OutputFiles, func(w io.Writer) (int, string, error) {
 		var stderr bytes.Buffer
 		code, _, err := o.Run(ctx, []string{"tar", "-c", "-f", "-", "-C", parent, base}, nil, "/", 0, nil, w, &stderr)
 		return code, strings.TrimSpace(stderr.String()), err
@@ -108,6 +109,9 @@ func (o Ops) Download(ctx context.Context, sandboxPath, hostPath string) error {
 	what := "download " + sandboxPath
 	if errors.Is(err, archive.ErrTooLarge) {
 		return fmt.Errorf("%s: %w", o.Name, sandbox.OutputLimitError(what, o.Limits.OutputBytes))
+	}
+	if errors.Is(err, archive.ErrTooMany) {
+		return fmt.Errorf("%s: %w", o.Name, sandbox.OutputFilesLimitError(what, o.Limits.OutputFiles))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", o.Name, what, err)
