@@ -108,10 +108,14 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	var srv *chat.Server
 	rt := native.New(native.Options{OnDelta: func(d native.Delta) { srv.Delta(d) }})
 	pr := env.Progress()
+	runsDir, err := env.RunsDir()
+	if err != nil {
+		return nil, err
+	}
 	return runpkg.Run(cmd.Context(), runpkg.Request{
 		Options: runpkg.Options{
 			Runtime: native.Name, Sandbox: cf.sandbox, TargetRepo: cf.targetRepo,
-			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
+			Workspace: env.Workspace, RunsDir: runsDir, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
 			RuntimeOptions: nativeOpts, Getenv: env.Getenv,
 		},
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {

@@ -220,8 +220,12 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			return nil, usageError{err}
 		}
 	}
+	runsDir, err := env.RunsDir()
+	if err != nil {
+		return nil, err
+	}
 	if rf.resume != "" {
-		if rf.resume, err = findRun(runpkg.RunsDir(env.Workspace), rf.resume); err != nil {
+		if rf.resume, err = findRun(runsDir, rf.resume); err != nil {
 			return nil, fmt.Errorf("--resume: %w", err)
 		}
 	}
@@ -229,7 +233,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	rep, err := runpkg.Run(cmd.Context(), runpkg.Request{
 		Options: runpkg.Options{
 			Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
-			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
+			Workspace: env.Workspace, RunsDir: runsDir, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
 			Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv,
 			ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel, Images: rf.native.images,
 		},
