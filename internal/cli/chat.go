@@ -56,7 +56,8 @@ WAL) and each session's transcript in FILE.sessions/<session>/, so a later
 process continues a session where the last one stopped. Without it
 everything lives in this process (events in memory, at most
 --max-memory-events; the transcripts in the run directory's chat/). Progress
-goes to standard error; the run directory is <workspace>/.fullsend/runs/<id>/.`,
+goes to standard error; the run directory is <runs dir>/<id>/ (see
+fullsend run --help).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := chatHarness(cmd, env, args[0], f, cf)

@@ -140,10 +140,13 @@ status, exit_code, error, stop_reason, result (host path of the result file),
 valid, findings, duration_ms, phases, run_dir, harness, agent, runtime,
 sandbox, target_repo, events. Progress and notes stay on stderr.
 
-Every run leaves <workspace>/.fullsend/runs/<run-id>/ with report.json,
+Every run leaves a run directory <runs dir>/<run-id>/ with report.json,
 transcript.jsonl, the script logs and the agent's output; see 'fullsend runs'.
-The runs directory and the cache hold a .gitignore, so they never show up in
-git status.
+The runs dir is $FULLSEND_RUNS_DIR, else <workspace>/.fullsend/runs when
+--workspace is given, else one per workspace in the user's state directory
+($XDG_STATE_HOME/fullsend/runs, else ~/.local/state/fullsend/runs). A runs
+directory in the workspace and the cache hold a .gitignore, so they never
+show up in git status.
 Exit status 0 only when the agent succeeded and its result validated.
 
 --runtime native runs fullsend's own tool loop on this host against an
