@@ -36,7 +36,7 @@ func ensureIgnoredDir(dir string, perm fs.FileMode) error {
 
 // prepareRunsDir is a run's PrepareRunsDir hook: the runs directory,
 // created with fullsend's .gitignore.
-func prepareRunsDir(dir string) error { return ensureIgnoredDir(dir, 0o755) }
+func prepareRunsDir(dir string) error { return ensureIgnoredDir(dir, 0o700) }
 
 // writeGitignore adds fullsend's .gitignore to an existing directory.
 func writeGitignore(dir string) error {

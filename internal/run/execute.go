@@ -172,7 +172,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 	// run: no file in it is ever reached through a symlink.
 	var rd *rundir.Dir
 	if p.Resume == "" {
-		if err := os.MkdirAll(p.RunsDir, 0o755); err != nil {
+		if err := os.MkdirAll(p.RunsDir, 0o700); err != nil {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 		if rd, err = rundir.Make(p.RunsDir, id); err != nil {

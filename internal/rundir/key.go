@@ -35,7 +35,7 @@ var (
 func Key(getenv func(string) string) ([]byte, error) {
 	state, err := StateDir(getenv)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("run key: %w (set one: the key that binds resumable runs to you lives there)", err)
 	}
 	keyMu.Lock()
 	defer keyMu.Unlock()

@@ -15,7 +15,7 @@ const EnvRunsDir = "FULLSEND_RUNS_DIR"
 
 // ErrNoStateDir is returned when neither XDG_STATE_HOME nor HOME says
 // where the user's state directory is.
-var ErrNoStateDir = errors.New("no state directory: set XDG_STATE_HOME or HOME, or name the runs directory with FULLSEND_RUNS_DIR or --workspace")
+var ErrNoStateDir = errors.New("no state directory: neither XDG_STATE_HOME nor HOME is set to an absolute path")
 
 // StateDir is fullsend's directory in the user's state directory:
 // $XDG_STATE_HOME/fullsend, else $HOME/.local/state/fullsend. A relative
@@ -74,5 +74,9 @@ func RunsDir(getenv func(string) string, workspace string, explicit bool) (strin
 	if explicit {
 		return filepath.Join(workspace, ".fullsend", "runs"), nil
 	}
-	return WorkspaceRunsDir(getenv, workspace)
+	d, err := WorkspaceRunsDir(getenv, workspace)
+	if err != nil {
+		return "", fmt.Errorf("%w (set one, or name the runs directory with %s or --workspace)", err, EnvRunsDir)
+	}
+	return d, nil
 }
