@@ -388,3 +388,53 @@ func TestRunDirShowSanitized(t *testing.T) {
 		})
 	}
 }
+
+// TestRunDirRunsDirSymlink: the pull request commits .fullsend/runs as a
+// symlink to a directory of the operator's (~/.ssh); a new run must not
+// create anything there: with default flags runs go to the state
+// directory, with --workspace . the symlinked runs directory is refused
+// in one line.
+func TestRunDirRunsDirSymlink(t *testing.T) {
+	for _, pl := range []placement{placements[0], placements[2]} {
+		t.Run(pl.name, func(t *testing.T) {
+			harness := helloHarness(t)
+			checkout := attackerCheckout(t, "sk-x", "")
+			ssh := filepath.Join(t.TempDir(), ".ssh")
+			writeTree(t, ssh, map[string]string{"authorized_keys": "ssh-ed25519 AAAA operator\n"})
+			if err := os.MkdirAll(filepath.Join(checkout, ".fullsend"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(ssh, filepath.Join(checkout, ".fullsend", "runs")); err != nil {
+				t.Fatal(err)
+			}
+			if pl.name == "checkout" {
+				needSandbox(t)
+			}
+			args := append(append([]string{}, pl.flags...), "run", "--target-repo", "none", harness)
+			code, _, stderr := fullsend(t, args...)
+			ents, _ := os.ReadDir(ssh)
+			if len(ents) != 1 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Fatalf("%s: the run wrote into the symlinked runs directory's target: %v", pl.name, names)
+			}
+			if pl.name == "checkout" {
+				if code != 0 {
+					t.Fatalf("%s: exit %d\n%s", pl.name, code, stderr)
+				}
+				return
+			}
+			var lines []string
+			for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				if strings.HasPrefix(l, "fullsend: ") {
+					lines = append(lines, l)
+				}
+			}
+			if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], filepath.Join(".fullsend", "runs")) || !strings.Contains(lines[0], "symlink") {
+				t.Fatalf("%s: exit %d, want 1 and one line naming the symlinked runs directory:\n%s", pl.name, code, stderr)
+			}
+		})
+	}
+}

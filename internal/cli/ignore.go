@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 )
 
 // What fullsend writes into a user's tree must never show up in `git
@@ -35,8 +37,25 @@ func ensureIgnoredDir(dir string, perm fs.FileMode) error {
 }
 
 // prepareRunsDir is a run's PrepareRunsDir hook: the runs directory,
-// created with fullsend's .gitignore.
-func prepareRunsDir(dir string) error { return ensureIgnoredDir(dir, 0o700) }
+// created with fullsend's .gitignore. The runs directory may be in a
+// checkout (--workspace): it must be a real directory of the user
+// (package rundir), and the .gitignore is created in it O_EXCL, never
+// through a symlink.
+func prepareRunsDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	d, err := rundir.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	err = d.WriteNew(gitignoreName, []byte(gitignoreBody), 0o644)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s: writing %s: %w", dir, gitignoreName, err)
+	}
+	return nil
+}
 
 // writeGitignore adds fullsend's .gitignore to an existing directory.
 func writeGitignore(dir string) error {
