@@ -195,6 +195,18 @@ func TestForeignOwnerRefused(t *testing.T) {
 	if _, err := Open(other); !errors.Is(err, ErrUntrusted) {
 		t.Errorf("foreign directory: %v", err)
 	}
+	// A run key of another user is refused.
+	home := t.TempDir()
+	ge := env(map[string]string{"XDG_STATE_HOME": home})
+	resetKeys()
+	if _, err := Key(ge); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(filepath.Join(home, "fullsend", KeyFile), 65534, 65534)
+	resetKeys()
+	if _, err := Key(ge); !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), "another user") {
+		t.Errorf("foreign key: %v", err)
+	}
 }
 
 func resetKeys() {
