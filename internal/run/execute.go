@@ -656,7 +656,13 @@ func firstLine(bufs ...[]byte) string {
 
 // onEvent appends a runtime event to events.jsonl and counts errors.
 func (x *execution) onEvent(e runtime.Event) {
-	x.progressEvent(e)
+	if e.Kind == runtime.EventInfo && e.Name == native.InfoEndpointChanged {
+		// A resumed transcript recorded another endpoint: a note of the
+		// report, shown even with --quiet.
+		x.note(e.Text)
+	} else {
+		x.progressEvent(e)
+	}
 	x.evMu.Lock()
 	defer x.evMu.Unlock()
 	switch e.Kind {

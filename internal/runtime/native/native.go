@@ -420,9 +420,9 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	defer l.close()
 	r.takeSnapshot(l, mc)
 	in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: mc.Model, Text: fmt.Sprintf("native loop: %s %s (%s)", mc.API, mc.Endpoint(), mc.Model)})
-	if prior != nil {
+	if prior != nil && ro.resume {
 		if note := endpointChange(prior.Model, mc); note != "" {
-			in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: "endpoint", Text: note})
+			in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: InfoEndpointChanged, Text: note})
 		}
 	}
 	// The Outcome summarises this iteration (the runner sums iterations):
@@ -446,6 +446,12 @@ func (r *Runtime) keepRecordedModel(over *model.Overrides, prior *State) {
 		over.Model = prior.Model.Model
 	}
 }
+
+// InfoEndpointChanged is the Name of the info event saying that a
+// continued transcript recorded another API, endpoint or auth mode than
+// the current configuration's (which is used); the runner makes it a
+// note of the report.
+const InfoEndpointChanged = "endpoint_changed"
 
 // endpointChange names, in one line, how the current configuration's API,
 // endpoint or auth mode differ from those a continued transcript recorded
