@@ -25,17 +25,6 @@ const (
 	gitignoreBody = "# Written by fullsend: nothing in this directory belongs in version control.\n*\n"
 )
 
-// ensureIgnoredDir creates dir (mode perm, parents 0755) when missing and
-// makes sure it holds fullsend's .gitignore. An existing .gitignore (or
-// anything else by that name) is left alone; the file is created through
-// os.Root with O_EXCL, so a planted symlink is never followed.
-func ensureIgnoredDir(dir string, perm fs.FileMode) error {
-	if err := os.MkdirAll(dir, perm); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	return writeGitignore(dir)
-}
-
 // prepareRunsDir is a run's PrepareRunsDir hook: the runs directory,
 // created with fullsend's .gitignore. The runs directory may be in a
 // checkout (--workspace): it must be a real directory of the user
