@@ -438,3 +438,45 @@ func TestRunDirRunsDirSymlink(t *testing.T) {
 		})
 	}
 }
+
+// TestRunDirRunsDirSymlinkOtherWorkspace: the pull request commits
+// .fullsend/runs as a symlink to the runs of another workspace of the
+// operator's (genuine runs, made with the operator's own key); with
+// --workspace . they must not be listed, shown or resumed as this
+// checkout's.
+func TestRunDirRunsDirSymlinkOtherWorkspace(t *testing.T) {
+	needSandbox(t)
+	harness := helloHarness(t)
+	checkout := attackerCheckout(t, "sk-x", "")
+	other := filepath.Join(t.TempDir(), "other-repo")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(other)
+	otherRuns := defaultRunsDir(t)
+	if code, _, stderr := fullsend(t, "run", "--target-repo", "none", harness); code != 0 {
+		t.Fatalf("the operator's run in %s: exit %d\n%s", other, code, stderr)
+	}
+	code, stdout, _ := fullsend(t, "runs", "ls", "--json")
+	var rows []map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &rows) != nil || len(rows) != 1 {
+		t.Fatalf("runs ls in %s: exit %d %s", other, code, stdout)
+	}
+	id, _ := rows[0]["run_id"].(string)
+	t.Chdir(checkout)
+	if err := os.MkdirAll(filepath.Join(checkout, ".fullsend"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(otherRuns, filepath.Join(checkout, ".fullsend", "runs")); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"runs", "ls", "--json"}, {"runs", "show", "--json", "latest"}, {"run", "--resume", "latest", harness}} {
+		code, stdout, stderr := fullsend(t, append([]string{"--workspace", "."}, cmd...)...)
+		if strings.Contains(stdout, id) || (code == 0 && cmd[0] == "runs") {
+			t.Errorf("%v: the other workspace's run %s was taken for this checkout's: exit %d\n%s", cmd, id, code, stdout)
+		}
+		if !strings.Contains(stderr, "symlink") {
+			t.Errorf("%v: the error does not name the symlinked runs directory: exit %d %q", cmd, code, stderr)
+		}
+	}
+}

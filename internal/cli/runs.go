@@ -16,6 +16,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 )
 
 func newRunsCmd(env *Env) *cobra.Command {
@@ -109,7 +110,7 @@ listing the candidates), or by "latest" (the newest run).`,
 			if asJSON {
 				// report.json as written, read again through package
 				// rundir (never a symlink) and only when it is JSON.
-				data, err := runpkg.ReadRunFile(r.Dir(), runpkg.ReportFile)
+				data, err := runpkg.ReadRunFile(dir, id, runpkg.ReportFile)
 				if err != nil {
 					return fmt.Errorf("run %s: %w", id, err)
 				}
@@ -154,6 +155,9 @@ const latestRun = "latest"
 func findRun(runsDir, arg string) (string, error) {
 	if arg == "" {
 		return "", usageError{errors.New("empty run id")}
+	}
+	if err := rundir.CheckRunsDir(runsDir); err != nil {
+		return "", err
 	}
 	if arg != latestRun {
 		if err := runpkg.CheckRunID(arg); err != nil {

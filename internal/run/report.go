@@ -229,7 +229,7 @@ func Load(runsDir, id string) (*Report, error) {
 		return nil, err
 	}
 	dir := filepath.Join(runsDir, id)
-	data, err := ReadRunFile(dir, ReportFile)
+	data, err := ReadRunFile(runsDir, id, ReportFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("run %s: %w (in %s)", id, ErrNoRun, runsDir)
 	}
@@ -244,10 +244,11 @@ func Load(runsDir, id string) (*Report, error) {
 	return &r, nil
 }
 
-// ReadRunFile reads the file rel of the run directory dir through
-// package rundir (no symlink followed, only the user's regular files).
-func ReadRunFile(dir, rel string) ([]byte, error) {
-	d, err := rundir.Open(dir)
+// ReadRunFile reads the file rel of run id under runsDir through package
+// rundir: the runs directory and the run directory must be real
+// directories of the user, and no symlink is followed.
+func ReadRunFile(runsDir, id, rel string) ([]byte, error) {
+	d, err := rundir.OpenRun(runsDir, id)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +259,9 @@ func ReadRunFile(dir, rel string) ([]byte, error) {
 // List reads every run's report under runsDir, newest first. Directories
 // without a readable report (or refused: see Load) are skipped.
 func List(runsDir string) ([]*Report, error) {
+	if err := rundir.CheckRunsDir(runsDir); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(runsDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

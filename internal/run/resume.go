@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
@@ -27,7 +28,7 @@ var ErrRunRefused = errors.New("not resumed")
 // openResumed opens the run directory of a run to continue and checks its
 // whole tree (see rundir.Dir.CheckTree).
 func openResumed(dir, id string) (*rundir.Dir, error) {
-	d, err := rundir.Open(dir)
+	d, err := rundir.OpenRun(filepath.Dir(dir), id)
 	if err == nil {
 		if err = d.CheckTree(); err != nil {
 			d.Close()

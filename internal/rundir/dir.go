@@ -360,3 +360,29 @@ func (d *Dir) CheckTree() error {
 		return checkFileInfo(d.path, p, fi)
 	})
 }
+
+// OpenRun opens run id of the runs directory runsDir: both must be real
+// directories of the user (a runs directory that is a symlink, e.g. one
+// a checkout commits as .fullsend/runs, could point at another
+// workspace's runs).
+func OpenRun(runsDir, id string) (*Dir, error) {
+	p, err := Open(runsDir)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	return p.Sub(id)
+}
+
+// CheckRunsDir refuses a runs directory that exists but is not a real
+// directory of the user; a missing one is fine (no runs).
+func CheckRunsDir(runsDir string) error {
+	fi, err := os.Lstat(runsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return checkDirInfo(runsDir, "", fi)
+}
