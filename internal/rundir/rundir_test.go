@@ -119,6 +119,22 @@ func TestSymlinksRefused(t *testing.T) {
 	if _, err := Make(link, "x"); !errors.Is(err, ErrUntrusted) {
 		t.Errorf("Make under a symlinked directory: %v", err)
 	}
+	// A runs directory that is a symlink: its runs are not this one's.
+	os.Mkdir(filepath.Join(dir, "run1"), 0o700)
+	if _, err := OpenRun(link, "run1"); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("OpenRun under a symlinked runs directory: %v", err)
+	}
+	if err := CheckRunsDir(link); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("CheckRunsDir of a symlink: %v", err)
+	}
+	if err := CheckRunsDir(filepath.Join(dir, "missing")); err != nil {
+		t.Errorf("CheckRunsDir of a missing directory: %v", err)
+	}
+	if r, err := OpenRun(dir, "run1"); err != nil {
+		t.Errorf("OpenRun: %v", err)
+	} else {
+		r.Close()
+	}
 }
 
 func TestDirOps(t *testing.T) {
