@@ -38,8 +38,16 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Runs and the run key live in a private state directory (outside
+	// the TMPDIR whose entries the suite counts).
+	state, err := os.MkdirTemp("", "fullsend-attacktest-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	os.Setenv("TMPDIR", tmp)
 	code := m.Run()
+	os.RemoveAll(state)
 	os.RemoveAll(tmp)
 	os.Exit(code)
 }

@@ -8,10 +8,16 @@ import (
 	"syscall"
 )
 
+// openLockDir opens dir for a lock, never through a symlink (the cache
+// may live in a checked-out workspace).
+func openLockDir(dir string) (*os.File, error) {
+	return os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+}
+
 // lockDir takes an exclusive flock on dir for the life of a writer. The
 // kernel drops it when the process dies, however it dies.
 func lockDir(dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
+	f, err := openLockDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +30,7 @@ func lockDir(dir string) (unlock func(), err error) {
 
 // tryLockDir reports whether nobody holds dir's lock, taking it if so.
 func tryLockDir(dir string) (unlock func(), ok bool, err error) {
-	f, err := os.Open(dir)
+	f, err := openLockDir(dir)
 	if err != nil {
 		return nil, false, err
 	}

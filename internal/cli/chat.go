@@ -56,7 +56,8 @@ WAL) and each session's transcript in FILE.sessions/<session>/, so a later
 process continues a session where the last one stopped. Without it
 everything lives in this process (events in memory, at most
 --max-memory-events; the transcripts in the run directory's chat/). Progress
-goes to standard error; the run directory is <workspace>/.fullsend/runs/<id>/.`,
+goes to standard error; the run directory is <runs dir>/<id>/ (see
+fullsend run --help).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := chatHarness(cmd, env, args[0], f, cf)
@@ -112,10 +113,14 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	var srv *chat.Server
 	rt := native.New(native.Options{OnDelta: func(d native.Delta) { srv.Delta(d) }})
 	pr := env.Progress()
+	runsDir, err := env.RunsDir()
+	if err != nil {
+		return nil, err
+	}
 	return runpkg.Run(cmd.Context(), runpkg.Request{
 		Options: runpkg.Options{
 			Runtime: native.Name, Sandbox: cf.sandbox, TargetRepo: cf.targetRepo,
-			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
+			Workspace: env.Workspace, RunsDir: runsDir, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
 			RuntimeOptions: nativeOpts, Getenv: env.Getenv, Trust: td,
 		},
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {

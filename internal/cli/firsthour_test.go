@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/model"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/scaffold"
@@ -320,12 +323,21 @@ func TestFirstHourInAGitRepo(t *testing.T) {
 	if b, err := os.ReadFile(v.Result); err != nil || !strings.Contains(string(b), "Hello, world!") {
 		t.Fatalf("result %s: %s %v", v.Result, b, err)
 	}
-	if filepath.Dir(filepath.Dir(v.Result)) != v.RunDir || !strings.HasPrefix(v.RunDir, filepath.Join(repo, ".fullsend", "runs")) {
-		t.Fatalf("result %s, run dir %s", v.Result, v.RunDir)
+	// The run directory lives in the user's state directory (issue 25),
+	// never in the repository.
+	stateRuns, err := rundir.WorkspaceRunsDir(os.Getenv, repo)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The run's directories carry their .gitignore (the cache holds no
-	// file yet that git would list, so check the file itself).
-	for _, d := range []string{filepath.Join(".fullsend", "runs"), ".fullsend-cache"} {
+	if filepath.Dir(filepath.Dir(v.Result)) != v.RunDir || filepath.Dir(v.RunDir) != stateRuns {
+		t.Fatalf("result %s, run dir %s, want it in %s", v.Result, v.RunDir, stateRuns)
+	}
+	if _, err := os.Lstat(filepath.Join(repo, ".fullsend", "runs")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a run wrote into the repository: %v", err)
+	}
+	// The cache carries its .gitignore (it holds no file yet that git
+	// would list, so check the file itself).
+	for _, d := range []string{".fullsend-cache"} {
 		if b, err := os.ReadFile(filepath.Join(repo, d, ".gitignore")); err != nil || !strings.Contains(string(b), "\n*\n") {
 			t.Errorf("%s/.gitignore: %q %v", d, b, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 )
 
 // What fullsend writes into a user's tree must never show up in `git
@@ -23,20 +25,26 @@ const (
 	gitignoreBody = "# Written by fullsend: nothing in this directory belongs in version control.\n*\n"
 )
 
-// ensureIgnoredDir creates dir (mode perm, parents 0755) when missing and
-// makes sure it holds fullsend's .gitignore. An existing .gitignore (or
-// anything else by that name) is left alone; the file is created through
-// os.Root with O_EXCL, so a planted symlink is never followed.
-func ensureIgnoredDir(dir string, perm fs.FileMode) error {
-	if err := os.MkdirAll(dir, perm); err != nil {
+// prepareRunsDir is a run's PrepareRunsDir hook: the runs directory,
+// created with fullsend's .gitignore. The runs directory may be in a
+// checkout (--workspace): it must be a real directory of the user
+// (package rundir), and the .gitignore is created in it O_EXCL, never
+// through a symlink.
+func prepareRunsDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	return writeGitignore(dir)
+	d, err := rundir.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	err = d.WriteNew(gitignoreName, []byte(gitignoreBody), 0o644)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s: writing %s: %w", dir, gitignoreName, err)
+	}
+	return nil
 }
-
-// prepareRunsDir is a run's PrepareRunsDir hook: the runs directory,
-// created with fullsend's .gitignore.
-func prepareRunsDir(dir string) error { return ensureIgnoredDir(dir, 0o755) }
 
 // writeGitignore adds fullsend's .gitignore to an existing directory.
 func writeGitignore(dir string) error {

@@ -42,7 +42,10 @@ type Env struct {
 	// parsing, made absolute.
 	FullsendDir string
 	Workspace   string
-	Getenv      func(string) string
+	// WorkspaceGiven is set when --workspace was given (runs then live
+	// in <workspace>/.fullsend/runs; see RunsDir).
+	WorkspaceGiven bool
+	Getenv         func(string) string
 	// Quiet and Verbose are the global --quiet and --verbose flags.
 	Quiet, Verbose bool
 
@@ -184,6 +187,7 @@ interrupted (Ctrl-C, SIGTERM).`,
 			if env.FullsendDir, err = filepath.Abs(fullsendDir); err != nil {
 				return usageError{fmt.Errorf("--fullsend-dir %q: %w", fullsendDir, err)}
 			}
+			env.WorkspaceGiven = workspace != ""
 			if workspace == "" {
 				workspace = "."
 			}
@@ -208,7 +212,7 @@ interrupted (Ctrl-C, SIGTERM).`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&fullsendDir, "fullsend-dir", "./.fullsend", "the `DIR` holding config.yaml, harnesses, agents, skills and policies")
-	pf.StringVar(&workspace, "workspace", "", "the workspace `DIR` (cache root and run directories; default: current directory)")
+	pf.StringVar(&workspace, "workspace", "", "the workspace `DIR` (cache root; run directories in DIR/.fullsend/runs when given; default: current directory, runs in the user's state directory)")
 	pf.BoolVarP(&env.Quiet, "quiet", "q", false, "no progress output and no notes on stderr; warnings and errors still show")
 	pf.BoolVarP(&env.Verbose, "verbose", "v", false, "more progress output: every fetch started, cache hit, agent turn, tool call and runtime notice")
 

@@ -143,10 +143,13 @@ status, exit_code, error, stop_reason, result (host path of the result file),
 valid, findings, duration_ms, phases, run_dir, harness, agent, runtime,
 sandbox, target_repo, events. Progress and notes stay on stderr.
 
-Every run leaves <workspace>/.fullsend/runs/<run-id>/ with report.json,
+Every run leaves a run directory <runs dir>/<run-id>/ with report.json,
 transcript.jsonl, the script logs and the agent's output; see 'fullsend runs'.
-The runs directory and the cache hold a .gitignore, so they never show up in
-git status.
+The runs dir is $FULLSEND_RUNS_DIR, else <workspace>/.fullsend/runs when
+--workspace is given, else one per workspace in the user's state directory
+($XDG_STATE_HOME/fullsend/runs, else ~/.local/state/fullsend/runs). A runs
+directory in the workspace and the cache hold a .gitignore, so they never
+show up in git status.
 Exit status 0 only when the agent succeeded and its result validated, or
 when the pre_script asked to skip the run (FULLSEND_PRESCRIPT_OUTPUT
 skipped=true, or exit status 78: status skipped, nothing provisioned).
@@ -239,8 +242,12 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			return nil, usageError{err}
 		}
 	}
+	runsDir, err := env.RunsDir()
+	if err != nil {
+		return nil, err
+	}
 	if rf.resume != "" {
-		if rf.resume, err = findRun(runpkg.RunsDir(env.Workspace), rf.resume); err != nil {
+		if rf.resume, err = findRun(runsDir, rf.resume); err != nil {
 			return nil, fmt.Errorf("--resume: %w", err)
 		}
 	}
@@ -252,7 +259,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	rep, err := runpkg.Run(cmd.Context(), runpkg.Request{
 		Options: runpkg.Options{
 			Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
-			Workspace: env.Workspace, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
+			Workspace: env.Workspace, RunsDir: runsDir, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
 			Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv,
 			ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel, Images: rf.native.images,
 			Trust: td,

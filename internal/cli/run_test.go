@@ -24,7 +24,15 @@ func TestMain(m *testing.M) {
 	}
 	// Sandbox helper processes are this race-built binary: no 1 s exit sleep.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
-	os.Exit(m.Run())
+	// Runs and the run key live in a private state directory.
+	state, err := os.MkdirTemp("", "fullsend-cli-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 // cliBinary returns a link named fullsend to this test binary, which

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,14 +14,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fullsend-ai/fullsend/internal/progress"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 func newRunsCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List and show past runs (<workspace>/.fullsend/runs)",
+		Short: "List and show past runs (see fullsend run --help for where they live)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return usageError{errRunsUsage} },
 	}
@@ -48,12 +51,17 @@ func newRunsLsCmd(env *Env) *cobra.Command {
 		Short: "List runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reps, err := runpkg.List(runpkg.RunsDir(env.Workspace))
+			runsDir, err := env.RunsDir()
+			if err != nil {
+				return err
+			}
+			reps, err := runpkg.List(runsDir)
 			if err != nil {
 				return fmt.Errorf("runs: %w", err)
 			}
 			rows := make([]runRow, 0, len(reps))
 			for _, r := range reps {
+				sanitizeReport(r)
 				rows = append(rows, runRow{r.RunID, r.Status, r.ExitCode, r.Harness.Source, r.Agent, r.Runtime,
 					r.Sandbox.Backend, r.StartedAt, r.DurationMS, r.Dir()})
 			}
@@ -61,7 +69,7 @@ func newRunsLsCmd(env *Env) *cobra.Command {
 				return writeJSON(env.Stdout, rows)
 			}
 			if len(rows) == 0 {
-				fmt.Fprintf(env.Stdout, "no runs in %s\n", runpkg.RunsDir(env.Workspace))
+				fmt.Fprintf(env.Stdout, "no runs in %s\n", runsDir)
 				return nil
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -89,7 +97,10 @@ prefix of the id that only it has (an ambiguous prefix is a usage error
 listing the candidates), or by "latest" (the newest run).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := runpkg.RunsDir(env.Workspace)
+			dir, err := env.RunsDir()
+			if err != nil {
+				return err
+			}
 			id, err := findRun(dir, args[0])
 			if err != nil {
 				return err
@@ -99,13 +110,19 @@ listing the candidates), or by "latest" (the newest run).`,
 				return err
 			}
 			if asJSON {
-				data, err := os.ReadFile(filepath.Join(r.Dir(), runpkg.ReportFile))
+				// report.json as written, read again through package
+				// rundir (never a symlink) and only when it is JSON.
+				data, err := runpkg.ReadRunFile(dir, id, runpkg.ReportFile)
 				if err != nil {
-					return err
+					return fmt.Errorf("run %s: %w", id, err)
+				}
+				if !json.Valid(data) {
+					return fmt.Errorf("run %s: %s is not JSON", id, runpkg.ReportFile)
 				}
 				_, err = env.Stdout.Write(data)
 				return err
 			}
+			sanitizeReport(r)
 			cwd, _ := os.Getwd()
 			writeRunSummary(env.Stdout, r, cwd)
 			fmt.Fprintln(env.Stdout, "phases:")
@@ -141,11 +158,14 @@ func findRun(runsDir, arg string) (string, error) {
 	if arg == "" {
 		return "", usageError{errors.New("empty run id")}
 	}
+	if err := rundir.CheckRunsDir(runsDir); err != nil {
+		return "", err
+	}
 	if arg != latestRun {
 		if err := runpkg.CheckRunID(arg); err != nil {
 			return "", usageError{err}
 		}
-		if st, err := os.Stat(filepath.Join(runsDir, arg)); err == nil && st.IsDir() {
+		if st, err := os.Lstat(filepath.Join(runsDir, arg)); err == nil && st.IsDir() {
 			return arg, nil
 		}
 	}
@@ -155,6 +175,7 @@ func findRun(runsDir, arg string) (string, error) {
 	}
 	var ids []string
 	for _, e := range ents {
+		// DirEntry.IsDir does not follow: a symlinked run is never chosen.
 		if e.IsDir() && runpkg.CheckRunID(e.Name()) == nil {
 			ids = append(ids, e.Name())
 		}
@@ -183,4 +204,28 @@ func findRun(runsDir, arg string) (string, error) {
 		shown = append(shown[:10:10], fmt.Sprintf("… %d more", len(match)-10))
 	}
 	return "", usageError{fmt.Errorf("run id prefix %q is ambiguous: %d runs match (%s)", arg, len(match), strings.Join(shown, ", "))}
+}
+
+// sanitizeReport passes every text field `runs ls` and `runs show` print
+// through progress.Sanitize, the sanitizer of progress output: a run
+// directory is untrusted input, and its report.json must not drive the
+// terminal (escape sequences, carriage returns, bidi overrides).
+func sanitizeReport(r *runpkg.Report) {
+	for _, p := range []*string{&r.RunID, &r.Status, &r.Error, &r.Runtime, &r.Agent, &r.Harness.Source, &r.Harness.SHA256,
+		&r.Sandbox.Backend, &r.Target.Repo, &r.Events.StopReason} {
+		*p = progress.Sanitize(*p)
+	}
+	for i := range r.Phases {
+		ph := &r.Phases[i]
+		ph.Name, ph.Status, ph.Error = progress.Sanitize(ph.Name), progress.Sanitize(ph.Status), progress.Sanitize(ph.Error)
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		for _, p := range []*string{&f.Phase, &f.Path, &f.Scanner, &f.Rule, &f.Severity, &f.Message} {
+			*p = progress.Sanitize(*p)
+		}
+	}
+	for i := range r.Notes {
+		r.Notes[i] = progress.Sanitize(r.Notes[i])
+	}
 }

@@ -19,9 +19,18 @@ import (
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: stateOnlyEnv}
 	code := run(context.Background(), env, args)
 	return code, out.String(), errb.String()
+}
+
+// stateOnlyEnv is an empty environment but for XDG_STATE_HOME (the
+// private state directory TestMain made: runs and the run key).
+func stateOnlyEnv(k string) string {
+	if k == "XDG_STATE_HOME" {
+		return os.Getenv(k)
+	}
+	return ""
 }
 
 func oneStderrLine(t *testing.T, stderr string) string {

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -29,7 +28,7 @@ func (x *execution) uploadAcceptances(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("scan acceptances: %w", err)
 	}
 	host := filepath.Join(x.dir, AcceptFile)
-	if err := os.WriteFile(host, data, 0o600); err != nil {
+	if err := x.rd.WriteAtomic(AcceptFile, data, 0o600); err != nil {
 		return "", fmt.Errorf("scan acceptances: %w", err)
 	}
 	if err := x.sess.Upload(ctx, host, acceptSandboxPath); err != nil {

@@ -186,7 +186,8 @@
 //
 // # Run directory
 //
-// <workspace>/.fullsend/runs/<run-id>/ (run id: UTC time to the millisecond
+// <runs dir>/<run-id>/ (Options.RunsDir, else <workspace>/.fullsend/runs;
+// package rundir says where and how it is accessed; run id: UTC time to the millisecond
 // + 6 random hex digits, so ids sort by time) holds report.json (Report,
 // written atomically on every path), events.jsonl (normalised runtime
 // events as they happen), transcript.jsonl (the runtime's TranscriptHandler

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/progress"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
@@ -83,6 +84,7 @@ type execution struct {
 	o      ExecOptions
 	report *Report
 	dir    string
+	rd     *rundir.Dir // dir, held open: every file of the run goes through it
 	getenv func(string) string
 
 	backend  sandbox.Backend
@@ -170,16 +172,25 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		return nil, err
 	}
 	dir := filepath.Join(p.RunsDir, id)
+	// The run directory is held open (package rundir) for the life of the
+	// run: no file in it is ever reached through a symlink.
+	var rd *rundir.Dir
 	if p.Resume == "" {
-		if err := os.MkdirAll(p.RunsDir, 0o755); err != nil {
+		if err := os.MkdirAll(p.RunsDir, 0o700); err != nil {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
-		if err := os.Mkdir(dir, 0o700); err != nil {
+		if rd, err = rundir.Make(p.RunsDir, id); err != nil {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
-	} else if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("--resume: run %s: %w (in %s)", id, ErrNoRun, p.RunsDir)
+	} else {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--resume: run %s: %w (in %s)", id, ErrNoRun, p.RunsDir)
+		}
+		if rd, err = openResumed(dir, id); err != nil {
+			return nil, err
+		}
 	}
+	defer rd.Close()
 	unlock, err := lockRunDir(dir)
 	if err != nil {
 		return nil, err
@@ -188,11 +199,11 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 	var resumeNote string
 	resumes := 0
 	if p.Resume != "" {
-		if resumes, resumeNote, err = prepareResume(dir, id, p.SHA256); err != nil {
+		if resumes, resumeNote, err = prepareResume(rd, id, p.SHA256); err != nil {
 			return nil, err
 		}
 	}
-	x := &execution{plan: p, o: o, dir: dir, getenv: p.Scan.Getenv}
+	x := &execution{plan: p, o: o, dir: dir, rd: rd, getenv: p.Scan.Getenv}
 	// The run's span: the command's root span when the CLI started one,
 	// else a root of its own (a no-op either way when tracing is off).
 	span := trace.FromContext(ctx)
@@ -224,9 +235,9 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 	if p.ResolveTime > 0 {
 		x.report.Phases = append(x.report.Phases, Phase{Name: "resolve", Status: "ok", DurationMS: ms(p.ResolveTime)})
 	}
-	ev, ferr := os.OpenFile(filepath.Join(dir, EventsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	ev, ferr := rd.Append(EventsFile, 0o600)
 	if ferr != nil {
-		return nil, ferr
+		return nil, fmt.Errorf("run %s: %w", id, ferr)
 	}
 	x.events = ev
 	defer func() {
@@ -665,7 +676,13 @@ func firstLine(bufs ...[]byte) string {
 
 // onEvent appends a runtime event to events.jsonl and counts errors.
 func (x *execution) onEvent(e runtime.Event) {
-	x.progressEvent(e)
+	if e.Kind == runtime.EventInfo && e.Name == native.InfoEndpointChanged {
+		// A resumed transcript recorded another endpoint: a note of the
+		// report, shown even with --quiet.
+		x.note(e.Text)
+	} else {
+		x.progressEvent(e)
+	}
 	x.evMu.Lock()
 	defer x.evMu.Unlock()
 	switch e.Kind {
@@ -938,8 +955,8 @@ func (x *execution) saveTranscript() {
 	}
 	x.evMu.Lock()
 	defer x.evMu.Unlock()
-	if data, err := os.ReadFile(filepath.Join(x.dir, EventsFile)); err == nil {
-		_ = os.WriteFile(filepath.Join(x.dir, TranscriptFile), data, 0o600)
+	if data, err := x.rd.ReadFile(EventsFile); err == nil {
+		_ = x.rd.WriteAtomic(TranscriptFile, data, 0o600)
 	}
 }
 
@@ -957,7 +974,7 @@ func (x *execution) startFetch(ctx context.Context) error {
 	if o.Getenv == nil {
 		o.Getenv = x.getenv
 	}
-	lf, err := os.OpenFile(filepath.Join(x.dir, FetchLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	lf, err := x.rd.Append(FetchLog, 0o600)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,15 @@ const envCLI = "FULLSEND_RUNTEST_CLI"
 // /usr/local/bin/fullsend, so `fullsend scan context` must reach the CLI.
 func TestMain(m *testing.M) {
 	clitest.ActAsCLI(envCLI)
-	os.Exit(m.Run())
+	// The run key (package rundir) lives in a private state directory.
+	state, err := os.MkdirTemp("", "fullsend-run-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 // needLocal skips when the local sandbox cannot run here.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/fullsend-ai/fullsend/internal/openflag"
 )
 
 // lockRunDir takes a non-blocking exclusive flock on a run directory for
@@ -14,7 +16,7 @@ import (
 // run another process is still executing. The kernel releases it when the
 // process ends, however it ends.
 func lockRunDir(dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
+	f, err := os.OpenFile(dir, os.O_RDONLY|openflag.NoFollow, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,9 @@ type Options struct {
 	// Workspace holds the run directories (<Workspace>/.fullsend/runs)
 	// and the cache.
 	Workspace string
+	// RunsDir, when set, is where the run directories live instead
+	// (the CLI's choice: see package rundir).
+	RunsDir string
 	// FullsendDir is where the org default AGENTS.md is looked up (the
 	// resolved harness's fullsend dir when it has one).
 	FullsendDir string
@@ -229,7 +232,7 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	h := res.Harness
 	p := &Plan{
 		Source: res.Source, SHA256: string(res.SHA256), Forge: h.AppliedForge,
-		RunsDir: RunsDir(o.Workspace), CacheDir: o.CacheDir, Resume: o.Resume,
+		RunsDir: o.runsDir(), CacheDir: o.CacheDir, Resume: o.Resume,
 		ReadonlyRepo: h.ReadonlyRepo, ResolveTime: o.ResolveTime, AllowFetch: h.AllowRuntimeFetch,
 		Harness: h, Config: cfg,
 	}

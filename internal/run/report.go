@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fullsend-ai/fullsend/internal/atomicfile"
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 	"github.com/fullsend-ai/fullsend/internal/trust"
@@ -199,8 +199,18 @@ func (r *Report) Dir() string { return r.dir }
 // Succeeded reports whether the run succeeded (exit 0).
 func (r *Report) Succeeded() bool { return r.Status == StatusSucceeded }
 
-// RunsDir is where the run directories of a workspace live.
+// RunsDir is where the run directories of a workspace live when the
+// workspace is named (--workspace).
 func RunsDir(workspace string) string { return filepath.Join(workspace, ".fullsend", "runs") }
+
+// runsDir is where o's run directories live: Options.RunsDir, else
+// RunsDir of the workspace.
+func (o Options) runsDir() string {
+	if o.RunsDir != "" {
+		return o.RunsDir
+	}
+	return RunsDir(o.Workspace)
+}
 
 // NewRunID returns a sortable run id: UTC time to the millisecond and 6
 // random hex digits ("20261121T200102.123Z-a1b2c3").
@@ -219,25 +229,33 @@ func CheckRunID(id string) error {
 	return nil
 }
 
-// write saves the report atomically (temp file + rename) as report.json.
+// write saves the report atomically (temp file + rename, never through a
+// symlink) as report.json.
 func (r *Report) write() error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(r.dir, ReportFile), append(data, '\n'), 0o600)
+	d, err := rundir.Open(r.dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.WriteAtomic(ReportFile, append(data, '\n'), 0o600)
 }
 
 // ErrNoRun is returned by Load for an unknown run id.
 var ErrNoRun = errors.New("no such run")
 
-// Load reads the report of run id under runsDir.
+// Load reads the report of run id under runsDir. The run directory is
+// untrusted input: a symlinked directory or report.json, or one owned by
+// another user, is refused (rundir.ErrUntrusted).
 func Load(runsDir, id string) (*Report, error) {
 	if err := CheckRunID(id); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(runsDir, id)
-	data, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	data, err := ReadRunFile(runsDir, id, ReportFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("run %s: %w (in %s)", id, ErrNoRun, runsDir)
 	}
@@ -252,9 +270,24 @@ func Load(runsDir, id string) (*Report, error) {
 	return &r, nil
 }
 
+// ReadRunFile reads the file rel of run id under runsDir through package
+// rundir: the runs directory and the run directory must be real
+// directories of the user, and no symlink is followed.
+func ReadRunFile(runsDir, id, rel string) ([]byte, error) {
+	d, err := rundir.OpenRun(runsDir, id)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadFile(rel)
+}
+
 // List reads every run's report under runsDir, newest first. Directories
-// without a readable report are skipped.
+// without a readable report (or refused: see Load) are skipped.
 func List(runsDir string) ([]*Report, error) {
+	if err := rundir.CheckRunsDir(runsDir); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(runsDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

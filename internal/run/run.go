@@ -65,7 +65,7 @@ func (e *UsageError) Unwrap() error { return e.Err }
 func Run(ctx context.Context, req Request) (*Report, error) {
 	o := req.Options
 	if o.Resume != "" && o.Runtime == "" {
-		o.Runtime = resumedRuntime(RunsDir(o.Workspace), o.Resume)
+		o.Runtime = resumedRuntime(o.runsDir(), o.Resume)
 	}
 	start := time.Now()
 	res, err := req.Resolve(ctx)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/hooks"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
@@ -499,7 +500,15 @@ func (r *Runtime) SaveTranscript(ctx context.Context, s sandbox.Session, runDir 
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return r.fail("transcript", err)
 	}
-	if err := os.WriteFile(filepath.Join(runDir, transcriptOut), r.transcript.Bytes(), 0o600); err != nil {
+	// The run directory is written through package rundir (never through
+	// a symlink).
+	d, err := rundir.Open(runDir)
+	if err != nil {
+		return r.fail("transcript", err)
+	}
+	err = d.WriteAtomic(transcriptOut, r.transcript.Bytes(), 0o600)
+	d.Close()
+	if err != nil {
 		return r.fail("transcript", err)
 	}
 	for _, p := range r.debugLogs {

@@ -19,7 +19,7 @@ import (
 
 // hasTranscript reports whether dir holds a transcript to continue.
 func hasTranscript(dir string) bool {
-	st, err := os.Stat(filepath.Join(dir, TranscriptFile))
+	st, err := os.Lstat(filepath.Join(dir, TranscriptFile))
 	return err == nil && st.Mode().IsRegular() && st.Size() > 0
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -118,7 +117,7 @@ func (l *loop) prepareDelegate(args map[string]any) (*delegation, *toolResult) {
 	for {
 		l.children++
 		d.rel = filepath.ToSlash(filepath.Join(ChildrenDir, strconv.Itoa(l.children)))
-		if _, err := os.Lstat(filepath.Join(l.rd.dir, d.rel)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := l.rd.d.Lstat(d.rel); errors.Is(err, fs.ErrNotExist) {
 			return d, nil
 		}
 	}
@@ -137,11 +136,15 @@ func (l *loop) runDelegation(ctx context.Context, d *delegation) toolResult {
 	defer release()
 	system := childSystemPrompt(l, d.tools, d.schemaText)
 	maxOut := l.limits.MaxOutputTokens - l.st.Usage.OutputTokens
+	crd, err := l.rd.child(d.rel)
+	if err != nil {
+		return errorf("delegate_task: child run directory: %v", err)
+	}
 	child, err := l.rt.newLoop(loopSpec{
 		runDir: filepath.Join(l.rd.dir, d.rel), system: system, tools: d.tools,
 		limits:  Limits{MaxTurns: l.rt.o.ChildMaxTurns, MaxOutputTokens: maxOut, MaxTokensPerCall: l.limits.MaxTokensPerCall, WallTime: l.limits.WallTime},
 		workDir: l.workDir, env: l.env, depth: l.depth + 1, prompt: d.goal,
-	}, l.client, l.model, sess, l.childEmit(), l.skills, l.guard, l.rd.redact, nil)
+	}, l.client, l.model, sess, l.childEmit(), l.skills, l.guard, l.rd.redact, crd)
 	if err != nil {
 		return errorf("delegate_task: starting the child: %v", err)
 	}

@@ -95,9 +95,9 @@ func readImageFile(p string) ([]byte, error) {
 
 // writePromptImage stores prompt image k as images/prompt-<k><ext>.
 func (r *runDir) writePromptImage(k int, ext string, data []byte) (string, error) {
-	if err := os.MkdirAll(filepath.Join(r.dir, ImagesDir), 0o700); err != nil {
+	if err := r.d.MkdirAll(ImagesDir, 0o700); err != nil {
 		return "", err
 	}
 	rel := filepath.ToSlash(filepath.Join(ImagesDir, "prompt-"+strconv.Itoa(k)+ext))
-	return rel, os.WriteFile(filepath.Join(r.dir, rel), data, 0o600)
+	return rel, r.d.WriteAtomic(rel, data, 0o600)
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 	"github.com/fullsend-ai/fullsend/internal/hooks"
 	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/progress"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
@@ -162,11 +164,13 @@ func (r *Runtime) Bootstrap(ctx context.Context, s sandbox.Session, in runtime.B
 	}
 	r.skills = reg
 	if in.RunDir != "" {
-		if err := os.MkdirAll(in.RunDir, 0o700); err != nil {
+		rd, err := newRunDir(in.RunDir, nil)
+		if err != nil {
 			return fail(err)
 		}
-		rd := &runDir{dir: in.RunDir, redact: func(s string) string { return s }}
-		if err := rd.writeJSON(SkillRegistryFile, reg); err != nil {
+		err = rd.writeJSON(SkillRegistryFile, reg)
+		rd.close()
+		if err != nil {
 			return fail(fmt.Errorf("skill registry: %w", err))
 		}
 	}
@@ -203,12 +207,22 @@ func (r *Runtime) SaveTranscript(_ context.Context, _ sandbox.Session, runDir st
 	if r.lastRunDir == "" || filepath.Clean(runDir) == filepath.Clean(r.lastRunDir) {
 		return nil
 	}
+	from, err := rundir.Open(r.lastRunDir)
+	if err != nil {
+		return &runtime.Error{Runtime: Name, Op: "transcript", Err: err}
+	}
+	defer from.Close()
+	to, err := rundir.Open(runDir)
+	if err != nil {
+		return &runtime.Error{Runtime: Name, Op: "transcript", Err: err}
+	}
+	defer to.Close()
 	for _, f := range []string{TranscriptFile, CallsFile, SkillRegistryFile} {
-		data, err := os.ReadFile(filepath.Join(r.lastRunDir, f))
+		data, err := from.ReadFile(f)
 		if err != nil {
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(runDir, f), data, 0o600); err != nil {
+		if err := to.WriteAtomic(f, data, 0o600); err != nil {
 			return &runtime.Error{Runtime: Name, Op: "transcript", Err: err}
 		}
 	}
@@ -301,7 +315,7 @@ func (r *Runtime) newLoop(spec loopSpec, client Completer, mc model.Config, s sa
 			return nil, err
 		}
 	}
-	tr, err := createTranscript(spec.runDir, rd.redact)
+	tr, err := createTranscript(rd)
 	if err != nil {
 		rd.close()
 		return nil, err
@@ -415,6 +429,11 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	defer l.close()
 	r.takeSnapshot(l, mc)
 	in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: mc.Model, Text: fmt.Sprintf("native loop: %s %s (%s)", mc.API, mc.Endpoint(), mc.Model)})
+	if prior != nil && ro.resume {
+		if note := endpointChange(prior.Model, mc); note != "" {
+			in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: InfoEndpointChanged, Text: note})
+		}
+	}
 	// The Outcome summarises this iteration (the runner sums iterations):
 	// a validation iteration continuing the conversation reports what it
 	// added. A resumed loop reports the whole conversation (its earlier
@@ -426,21 +445,35 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	return r.finish(ctx, l, in, ro, base, l.run(ctx))
 }
 
-// keepRecordedModel makes a continued run keep its recorded endpoint and
-// model unless a flag or the environment says otherwise.
+// keepRecordedModel makes a continued run keep its recorded model name
+// unless a flag or the environment says otherwise. The API, endpoint
+// (base_url) and auth mode never come from a transcript: a run directory
+// is untrusted input, and the operator's key goes where the current
+// configuration says (see endpointChange).
 func (r *Runtime) keepRecordedModel(over *model.Overrides, prior *State) {
 	if over.Model == "" && r.o.Getenv(model.EnvModel) == "" {
 		over.Model = prior.Model.Model
 	}
-	if over.API == "" && r.o.Getenv(model.EnvAPI) == "" {
-		over.API = string(prior.Model.API)
+}
+
+// InfoEndpointChanged is the Name of the info event saying that a
+// continued transcript recorded another API, endpoint or auth mode than
+// the current configuration's (which is used); the runner makes it a
+// note of the report.
+const InfoEndpointChanged = "endpoint_changed"
+
+// endpointChange names, in one line, how the current configuration's API,
+// endpoint or auth mode differ from those a continued transcript recorded
+// ("" when they do not).
+func endpointChange(prior model.Config, mc model.Config) string {
+	if prior.API == "" && prior.BaseURL == "" && prior.Auth == "" {
+		return ""
 	}
-	if over.BaseURL == "" && r.o.Getenv(model.EnvBaseURL) == "" {
-		over.BaseURL = prior.Model.BaseURL
+	if prior.API == mc.API && strings.TrimRight(prior.BaseURL, "/") == strings.TrimRight(mc.BaseURL, "/") && prior.Auth == mc.Auth {
+		return ""
 	}
-	if over.Auth == "" && r.o.Getenv(model.EnvAuth) == "" {
-		over.Auth = string(prior.Model.Auth)
-	}
+	return fmt.Sprintf("resumed conversation: the transcript recorded %s %s (auth %s); using the current configuration's %s %s (auth %s): a transcript never chooses the endpoint or the auth mode",
+		prior.API, progress.Sanitize(prior.BaseURL), progress.Sanitize(string(prior.Auth)), mc.API, mc.BaseURL, mc.Auth)
 }
 
 // client is the model client: Options.Client, else one for mc recording
@@ -473,7 +506,7 @@ func (r *Runtime) continueLoop(in runtime.RunInput, ro runOptions, prior *State,
 	fail := func(op string, err error) (*loop, error) {
 		return nil, &runtime.Error{Runtime: Name, Op: op, Err: err}
 	}
-	tr, err := appendTranscript(in.RunDir, prior.seq, d.redact)
+	tr, err := appendTranscript(d.rd, prior)
 	if err != nil {
 		d.rd.close()
 		return fail("resume", err)

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fullsend-ai/fullsend/internal/atomicfile"
 	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 )
 
 // Files written into the run directory (relative to it).
@@ -25,9 +25,12 @@ const (
 )
 
 // runDir writes the artifacts of one loop. Every byte it writes passes
-// through redact (the model API key never reaches the disk).
+// through redact (the model API key never reaches the disk). Every access
+// goes through d (package rundir: no symlink followed, no file of another
+// user used, new files O_EXCL, rewrites by rename).
 type runDir struct {
 	dir    string
+	d      *rundir.Dir
 	redact func(string) string
 
 	mu    sync.Mutex
@@ -38,13 +41,38 @@ func newRunDir(dir string, redact func(string) string) (*runDir, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("native: no run directory")
 	}
-	if err := os.MkdirAll(filepath.Join(dir, ToolOutputsDir), 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("run dir %s: %w", dir, err)
+	}
+	d, err := rundir.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run dir %s: %w", dir, err)
+	}
+	return openedRunDir(d, redact)
+}
+
+func openedRunDir(d *rundir.Dir, redact func(string) string) (*runDir, error) {
+	if err := d.MkdirAll(ToolOutputsDir, 0o700); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("run dir %s: %w", d.Path(), err)
 	}
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
-	return &runDir{dir: dir, redact: redact}, nil
+	return &runDir{dir: d.Path(), d: d, redact: redact}, nil
+}
+
+// child makes (or reopens) the directory rel inside r for a child loop,
+// with r's redaction.
+func (r *runDir) child(rel string) (*runDir, error) {
+	if err := r.d.MkdirAll(rel, 0o700); err != nil {
+		return nil, err
+	}
+	d, err := r.d.Sub(rel)
+	if err != nil {
+		return nil, err
+	}
+	return openedRunDir(d, r.redact)
 }
 
 // recordCall appends one model API call record to calls.jsonl.
@@ -69,7 +97,7 @@ func (r *runDir) recordCall(extra map[string]any, c model.Call) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.calls == nil {
-		f, err := os.OpenFile(filepath.Join(r.dir, CallsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := r.d.Append(CallsFile, 0o600)
 		if err != nil {
 			return
 		}
@@ -81,17 +109,16 @@ func (r *runDir) recordCall(extra map[string]any, c model.Call) {
 // writeToolOutput keeps the whole output of tool call n.
 func (r *runDir) writeToolOutput(n int, text string) (string, error) {
 	rel := filepath.ToSlash(filepath.Join(ToolOutputsDir, strconv.Itoa(n)+".txt"))
-	err := os.WriteFile(filepath.Join(r.dir, rel), []byte(r.redact(text)), 0o600)
-	return rel, err
+	return rel, r.d.WriteAtomic(rel, []byte(r.redact(text)), 0o600)
 }
 
 // writeImage stores image bytes of tool call n; returns the relative path.
 func (r *runDir) writeImage(n int, ext string, data []byte) (string, error) {
-	if err := os.MkdirAll(filepath.Join(r.dir, ImagesDir), 0o700); err != nil {
+	if err := r.d.MkdirAll(ImagesDir, 0o700); err != nil {
 		return "", err
 	}
 	rel := filepath.ToSlash(filepath.Join(ImagesDir, strconv.Itoa(n)+ext))
-	return rel, os.WriteFile(filepath.Join(r.dir, rel), data, 0o600)
+	return rel, r.d.WriteAtomic(rel, data, 0o600)
 }
 
 // writeJSON writes v (indented) atomically at rel.
@@ -101,7 +128,7 @@ func (r *runDir) writeJSON(rel string, v any) error {
 		return err
 	}
 	b = append([]byte(r.redact(string(b))), '\n')
-	return atomicfile.Write(filepath.Join(r.dir, rel), b, 0o600)
+	return r.d.WriteAtomic(rel, b, 0o600)
 }
 
 func (r *runDir) close() {
@@ -110,6 +137,10 @@ func (r *runDir) close() {
 	if r.calls != nil {
 		_ = r.calls.Close()
 		r.calls = nil
+	}
+	if r.d != nil {
+		_ = r.d.Close()
+		r.d = nil
 	}
 }
 
@@ -155,10 +186,10 @@ func cutRunes(s string, n int, head bool) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// truncateCompleteLines drops a partial trailing line of a JSONL file
-// (left by a killed writer) so appends start on a fresh line.
-func truncateCompleteLines(path string) error {
-	data, err := os.ReadFile(path)
+// truncateCompleteLines drops a partial trailing line of the JSONL file
+// rel of d (left by a killed writer) so appends start on a fresh line.
+func truncateCompleteLines(d *rundir.Dir, rel string) error {
+	data, err := d.ReadFile(rel)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil
@@ -169,7 +200,15 @@ func truncateCompleteLines(path string) error {
 		return nil
 	}
 	i := bytes.LastIndexByte(data, '\n')
-	return os.Truncate(path, int64(i+1))
+	f, err := d.OpenWrite(rel)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(int64(i + 1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }

@@ -7,12 +7,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/rundir"
 )
+
+// transcriptKey is the per-user key of the transcripts' MAC chain (see
+// rundir.Key): kept in the user's state directory, outside every
+// workspace.
+func transcriptKey() ([]byte, error) { return rundir.Key(os.Getenv) }
+
+// transcriptLabel binds a transcript's MAC chain to its directory's name
+// (the run id, chat session or child number).
+func transcriptLabel(dir string) string { return filepath.Base(filepath.Clean(dir)) }
 
 // TranscriptVersion is the format version of transcript.jsonl.
 const TranscriptVersion = 1
@@ -76,32 +88,48 @@ type State struct {
 	// ("" when the process was killed before it could write one).
 	Stopped string
 	seq     int
+	mac     string // the last record's MAC (the chain goes on from it)
 }
 
 type transcript struct {
 	f      *os.File
 	seq    int
 	redact func(string) string
+	chain  *rundir.Chain
 }
 
-func createTranscript(dir string, redact func(string) string) (*transcript, error) {
-	f, err := os.OpenFile(filepath.Join(dir, TranscriptFile), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+// createTranscript starts the transcript of rd (a new file: O_EXCL).
+func createTranscript(rd *runDir) (*transcript, error) {
+	key, err := transcriptKey()
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}
-	return &transcript{f: f, redact: redact}, nil
-}
-
-func appendTranscript(dir string, seq int, redact func(string) string) (*transcript, error) {
-	p := filepath.Join(dir, TranscriptFile)
-	if err := truncateCompleteLines(p); err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", p, err)
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := rd.d.Create(TranscriptFile, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}
-	return &transcript{f: f, seq: seq, redact: redact}, nil
+	return &transcript{f: f, redact: rd.redact, chain: rundir.NewChain(key, transcriptLabel(rd.dir))}, nil
+}
+
+// appendTranscript continues the transcript of rd whose state (read and
+// verified by LoadState) is prior.
+func appendTranscript(rd *runDir, prior *State) (*transcript, error) {
+	key, err := transcriptKey()
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	chain, err := rundir.ResumeChain(key, prior.mac)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", filepath.Join(rd.dir, TranscriptFile), err)
+	}
+	if err := truncateCompleteLines(rd.d, TranscriptFile); err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", filepath.Join(rd.dir, TranscriptFile), err)
+	}
+	f, err := rd.d.Append(TranscriptFile, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	return &transcript{f: f, seq: prior.seq, redact: rd.redact, chain: chain}, nil
 }
 
 // write appends one record as one write(2) of a full line, so a killed
@@ -120,7 +148,7 @@ func (t *transcript) write(r Record) error {
 	if err != nil {
 		return fmt.Errorf("transcript: %w", err)
 	}
-	line := append([]byte(t.redact(string(b))), '\n')
+	line := append(t.chain.Seal([]byte(t.redact(string(b)))), '\n')
 	if _, err := t.f.Write(line); err != nil {
 		return fmt.Errorf("transcript: %w", err)
 	}
@@ -163,14 +191,30 @@ func stripImageData(m model.Message) model.Message {
 // in runDir: the same messages, turn count, tool call numbering, usage,
 // system prompt, tool set and limits as when the last record was written.
 // A partial last line (a writer killed mid-line) is ignored. Images are
-// reloaded from the run directory.
+// reloaded from the run directory and checked against the sha256 and
+// media type their record names.
+//
+// The run directory is untrusted input: every line must carry the MAC
+// chain of this user's run key for this directory (see rundir.Chain), so
+// a transcript someone else wrote, edited or copied from another run is
+// refused, and no file is read through a symlink.
 func LoadState(runDir string) (*State, error) {
 	p := filepath.Join(runDir, TranscriptFile)
-	data, err := os.ReadFile(p)
+	key, err := transcriptKey()
 	if err != nil {
 		return nil, fmt.Errorf("transcript %s: %w", p, err)
 	}
-	st := &State{}
+	d, err := rundir.Open(runDir)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", p, err)
+	}
+	defer d.Close()
+	data, err := d.ReadFile(TranscriptFile)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", p, err)
+	}
+	chain := rundir.NewChain(key, transcriptLabel(runDir))
+	st := &State{mac: chain.Last()}
 	started := false
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -181,12 +225,17 @@ func LoadState(runDir string) (*State, error) {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
+		if isLastLine(data, line) && data[len(data)-1] != '\n' {
+			// Only the last line may be partial (a writer killed
+			// mid-line): it is dropped.
+			break
+		}
+		if err := chain.Verify(raw); err != nil {
+			return nil, fmt.Errorf("transcript %s:%d: %w", p, line, err)
+		}
+		st.mac = chain.Last()
 		var r Record
 		if err := json.Unmarshal(raw, &r); err != nil {
-			// Only the last line may be partial.
-			if isLastLine(data, line) && data[len(data)-1] != '\n' {
-				break
-			}
 			return nil, fmt.Errorf("transcript %s:%d: %v", p, line, err)
 		}
 		if r.V != TranscriptVersion {
@@ -211,7 +260,7 @@ func LoadState(runDir string) (*State, error) {
 				return nil, fmt.Errorf("transcript %s:%d: message record without message", p, line)
 			}
 			m := *r.Message
-			if err := loadImages(runDir, &m); err != nil {
+			if err := loadImages(d, &m); err != nil {
 				return nil, fmt.Errorf("transcript %s:%d: %w", p, line, err)
 			}
 			st.Messages = append(st.Messages, m)
@@ -246,21 +295,39 @@ func isLastLine(data []byte, line int) bool {
 	return bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n"))+1 == line
 }
 
-func loadImages(runDir string, m *model.Message) error {
+// loadImages reads the pixels of m's image blocks back from the run
+// directory d: the file must be a regular file of the user inside d, its
+// sha256 (mandatory) must be the recorded one and its content must sniff
+// as the recorded image type.
+func loadImages(d *rundir.Dir, m *model.Message) error {
 	for i := range m.Content {
 		b := &m.Content[i]
 		if b.Type != model.BlockImage || b.Data != "" {
 			continue
 		}
-		if b.File == "" || !filepath.IsLocal(b.File) {
+		if b.File == "" || !filepath.IsLocal(filepath.FromSlash(b.File)) {
 			return errors.New("image block without a run-directory file")
 		}
-		data, err := os.ReadFile(filepath.Join(runDir, b.File))
+		if b.SHA256 == "" {
+			return fmt.Errorf("image %s: the transcript records no sha256", b.File)
+		}
+		f, err := d.OpenFile(b.File)
 		if err != nil {
 			return fmt.Errorf("image %s: %w", b.File, err)
 		}
-		if got := sha256Hex(data); b.SHA256 != "" && got != b.SHA256 {
+		data, err := io.ReadAll(io.LimitReader(f, MaxImageBytes+1))
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("image %s: %w", b.File, err)
+		}
+		if len(data) > MaxImageBytes {
+			return fmt.Errorf("image %s: larger than %d bytes", b.File, MaxImageBytes)
+		}
+		if got := sha256Hex(data); got != b.SHA256 {
 			return fmt.Errorf("image %s: sha256 %s, transcript says %s", b.File, got, b.SHA256)
+		}
+		if mt := http.DetectContentType(data); mt != b.MediaType || imageExt[mt] == "" {
+			return fmt.Errorf("image %s: content is %s, transcript says %q", b.File, mt, b.MediaType)
 		}
 		b.Data = base64.StdEncoding.EncodeToString(data)
 	}

@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -158,7 +157,7 @@ func isTextType(mt string) bool {
 // received) and web/<n>.headers (hops, status and headers). Returns the
 // body's relative path.
 func (r *runDir) writeWeb(n int, resp *fetch.WebResponse) (string, error) {
-	if err := os.MkdirAll(filepath.Join(r.dir, WebDir), 0o700); err != nil {
+	if err := r.d.MkdirAll(WebDir, 0o700); err != nil {
 		return "", err
 	}
 	base := filepath.Join(WebDir, strconv.Itoa(n))
@@ -177,9 +176,9 @@ func (r *runDir) writeWeb(n int, resp *fetch.WebResponse) (string, error) {
 			fmt.Fprintf(&h, "%s: %s\n", k, v)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(r.dir, base+".headers"), []byte(r.redact(h.String())), 0o600); err != nil {
+	if err := r.d.WriteAtomic(base+".headers", []byte(r.redact(h.String())), 0o600); err != nil {
 		return "", err
 	}
 	rel := filepath.ToSlash(base + ".body")
-	return rel, os.WriteFile(filepath.Join(r.dir, rel), []byte(r.redact(string(resp.Body))), 0o600)
+	return rel, r.d.WriteAtomic(rel, []byte(r.redact(string(resp.Body))), 0o600)
 }
