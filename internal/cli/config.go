@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"sync"
-
 	"github.com/fullsend-ai/fullsend/internal/config"
 )
 
@@ -11,11 +8,6 @@ type configResult struct {
 	cfg *config.Config
 	err error
 }
-
-var (
-	configMu    sync.Mutex
-	configCache = map[string]configResult{}
-)
 
 // LoadConfig loads <FullsendDir>/config.yaml (defaults when absent), printing
 // its notices (ignored keys, warnings) once per Env on stderr.
@@ -31,18 +23,22 @@ func (e *Env) loadConfigFrom(dir string) (*config.Config, error) {
 }
 
 // loadOwnConfig loads the config.yaml of a given fullsend dir, caching the
-// result per (Env, dir) so notices are printed once.
+// result per (Env, dir) so notices are printed once. The cache lives on the
+// Env: a process-wide map keyed by the Env's address served a later
+// command (a new Env at a freed one's address) a stale config.
 func (e *Env) loadOwnConfig(dir string) (*config.Config, error) {
-	key := fmt.Sprintf("%p|%s", e, dir)
-	configMu.Lock()
-	defer configMu.Unlock()
-	if r, ok := configCache[key]; ok {
+	e.configMu.Lock()
+	defer e.configMu.Unlock()
+	if r, ok := e.configs[dir]; ok {
 		return r.cfg, r.err
 	}
 	cfg, notices, err := config.Load(dir)
 	for _, n := range notices {
 		e.notef("%s", n)
 	}
-	configCache[key] = configResult{cfg, err}
+	if e.configs == nil {
+		e.configs = map[string]configResult{}
+	}
+	e.configs[dir] = configResult{cfg, err}
 	return cfg, err
 }

@@ -52,6 +52,11 @@ type Env struct {
 	progressMu sync.Mutex
 	progress   *progress.Reporter
 
+	// configMu guards configs: each fullsend dir's own config.yaml,
+	// loaded once per command (config.go).
+	configMu sync.Mutex
+	configs  map[string]configResult
+
 	// trustMu guards trustSt: the trust flags and decision (trust.go).
 	trustMu sync.Mutex
 	trustSt *trustState
