@@ -61,6 +61,11 @@ type BootstrapInput struct {
 	ToolAllowlist []string
 	// DisabledHooks names sandbox hooks not to install (see package hooks).
 	DisabledHooks []string
+	// TrustRepoSettings is the harness's opt-in to the target repository's
+	// own agent CLI settings that start processes (claude: hooks, env,
+	// helpers, plugins in .claude/settings*.json); without it the claude
+	// runtime refuses them.
+	TrustRepoSettings bool
 }
 
 // WorkDir is the agent's working directory: RepoDir, or WorkspaceDir.
