@@ -57,11 +57,11 @@ type Runtime struct {
 	workDir    string
 	lastResult string
 	iterations int
-	hooksOn    bool         // BootstrapHooks wrote SettingsPath
-	trustRepo  bool         // BootstrapInput.TrustRepoSettings
-	settings   []byte       // what BootstrapHooks wrote; restored before every Run
+	hooksOn    bool   // BootstrapHooks wrote SettingsPath
+	trustRepo  bool   // BootstrapInput.TrustRepoSettings
+	settings   []byte // what BootstrapHooks wrote; restored before every Run
 	boot       runtime.BootstrapInput
-	booted     bool // Bootstrap uploaded the config dir; restored before every Run
+	booted     bool         // Bootstrap uploaded the config dir; restored before every Run
 	transcript bytes.Buffer // raw stream-json of every iteration
 	debugLogs  []string     // sandbox paths
 }
