@@ -449,6 +449,18 @@ func (x *execution) hostScan(ctx context.Context) error {
 			return err
 		}
 	}
+	// The repository's Claude Code settings: refused keys block whatever
+	// the fail mode (the runtime refuses them again in the sandbox).
+	cs, err := p.claudeSettingsFindings()
+	if err != nil {
+		return err
+	}
+	x.record("host_scan", cs, true)
+	res := &scan.Result{Findings: cs}
+	res.Blocked = len(res.Blocking()) > 0
+	if res.Blocked && firstBlock == nil {
+		firstBlock = &BlockedError{Phase: "host_scan", Err: res.Err()}
+	}
 	return firstBlock
 }
 
@@ -548,7 +560,7 @@ func (x *execution) bootstrap(ctx context.Context) error {
 	}
 	bin := runtime.BootstrapInput{
 		AgentName: p.AgentName, AgentFile: p.AgentFile, RepoDir: p.RepoDir(), Env: p.SandboxEnv,
-		RunDir: x.dir, DisabledHooks: p.DisabledHooks,
+		RunDir: x.dir, DisabledHooks: p.DisabledHooks, TrustRepoSettings: p.TrustRepoSettings,
 	}
 	for _, s := range p.Skills {
 		bin.Skills = append(bin.Skills, runtime.Skill{Name: s.Name, HostDir: s.HostDir})

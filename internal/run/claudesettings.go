@@ -1,0 +1,85 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
+	"github.com/fullsend-ai/fullsend/internal/scan"
+)
+
+// ClaudeSettingsScanner names the host-scan findings about the target
+// repository's own Claude Code settings (the claude runtime only).
+const ClaudeSettingsScanner = "claude-settings"
+
+// claudeSettingsFindings reads the target repository's Claude Code
+// settings files and .mcp.json (through repoFS: a symlink is not in the
+// copy, so it is not read) and reports what the runtime refuses
+// (claude.CheckProjectSettings, critical), what the harness's
+// security.trust_repo_settings lets through (warning) and the MCP servers
+// that --strict-mcp-config keeps from starting (warning).
+func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
+	if p.Runtime != claude.Name || p.TargetRepo == "" {
+		return nil, nil
+	}
+	r, err := openRepo(p.TargetRepo)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	read := func(rel string) ([]byte, bool, error) {
+		data, err := r.readFile(rel, maxContextFile)
+		switch {
+		case err == nil:
+			return data, true, nil
+		case errors.Is(err, fs.ErrNotExist), isRepoSymlink(err):
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("target repository: %w", err)
+	}
+	var out []scan.Finding
+	add := func(rel, rule string, sev scan.Severity, msg string) {
+		out = append(out, scan.Finding{Scanner: ClaudeSettingsScanner, Rule: rule, Severity: sev, Path: rel, Message: msg})
+	}
+	for _, rel := range claude.RepoSettingsFiles {
+		data, ok, err := read(rel)
+		if err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		issues, err := claude.CheckProjectSettings(rel, data)
+		if err != nil {
+			add(rel, "claude.settings-invalid", scan.Critical, err.Error())
+			continue
+		}
+		for _, is := range issues {
+			switch {
+			case is.Always || !p.TrustRepoSettings:
+				msg := is.String() + "; refused"
+				if !is.Always {
+					msg += " (remove the key, or set security.trust_repo_settings: true in a local harness)"
+				}
+				add(rel, "claude.settings."+is.Key, scan.Critical, msg)
+			default:
+				add(rel, "claude.settings."+is.Key, scan.Warning, is.String()+"; accepted: the harness sets security.trust_repo_settings")
+			}
+		}
+	}
+	data, ok, err := read(claude.RepoMCPFile)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		servers, err := claude.ProjectMCPServers(claude.RepoMCPFile, data)
+		if err != nil {
+			add(claude.RepoMCPFile, "claude.mcp-invalid", scan.Warning, err.Error()+"; not loaded (Claude Code runs with --strict-mcp-config)")
+		}
+		for _, s := range servers {
+			add(claude.RepoMCPFile, "claude.mcp-server", scan.Warning, fmt.Sprintf("MCP server %q not started: Claude Code runs with --strict-mcp-config, which ignores the repository's .mcp.json", s))
+		}
+	}
+	return out, nil
+}
