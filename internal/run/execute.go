@@ -401,6 +401,11 @@ func (x *execution) hostScan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	imported, refusedImports, err := repoImports(p.TargetRepo, p.RepoDir(), files)
+	if err != nil {
+		return err
+	}
+	files = append(files, imported...)
 	org, err := p.orgAgentsMD()
 	if err != nil {
 		return err
@@ -448,6 +453,12 @@ func (x *execution) hostScan(ctx context.Context) error {
 		if err := scanOne(data, scan.Meta{Path: f.display, Origin: origin, Kind: f.kind}); err != nil {
 			return err
 		}
+	}
+	// Imports that leave the repository block in fail mode closed.
+	x.record("host_scan", refusedImports, pl.FailMode() == scan.FailClosed)
+	if ir := (&scan.Result{Findings: refusedImports}); len(ir.Blocking()) > 0 && pl.FailMode() == scan.FailClosed && firstBlock == nil {
+		ir.Blocked = true
+		firstBlock = &BlockedError{Phase: "host_scan", Err: ir.Err()}
 	}
 	// The repository's Claude Code settings: refused keys block whatever
 	// the fail mode (the runtime refuses them again in the sandbox).
