@@ -56,15 +56,16 @@ func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
 			continue
 		}
 		for _, is := range issues {
+			what := fmt.Sprintf("sets %s, which %s", is.Key, is.Why)
 			switch {
 			case is.Always || !p.TrustRepoSettings:
-				msg := is.String() + "; refused"
+				msg := what + "; refused"
 				if !is.Always {
 					msg += " (remove the key, or set security.trust_repo_settings: true in a local harness)"
 				}
 				add(rel, "claude.settings."+is.Key, scan.Critical, msg)
 			default:
-				add(rel, "claude.settings."+is.Key, scan.Warning, is.String()+"; accepted: the harness sets security.trust_repo_settings")
+				add(rel, "claude.settings."+is.Key, scan.Warning, what+"; accepted: the harness sets security.trust_repo_settings")
 			}
 		}
 	}
