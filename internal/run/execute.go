@@ -73,6 +73,7 @@ type ExecOptions struct {
 }
 
 type execution struct {
+	fetched *fetchedSkills // skills the runtime-fetch service placed in the sandbox
 	// ctx carries the run's span (package trace): teardown and the egress
 	// decision events hang off it.
 	ctx    context.Context
@@ -518,7 +519,8 @@ func (x *execution) provision(ctx context.Context) error {
 	x.watch = &limitWatch{Session: s, limits: x.plan.Limits}
 	x.sess = x.watch
 	x.report.Sandbox.SessionID = s.ID()
-	x.fetch.Attach(s, skillNames(x.plan.Skills))
+	x.fetched = &fetchedSkills{up: s}
+	x.fetch.Attach(x.fetched, skillNames(x.plan.Skills))
 	if x.o.OnProvisioned != nil {
 		x.o.OnProvisioned(s)
 	}
@@ -829,7 +831,7 @@ func (x *execution) runAgent(ctx, actx context.Context, i int, feedback string, 
 		in := runtime.RunInput{
 			AgentName: p.AgentName, Prompt: p.Prompt, Model: p.Model, Iteration: i, Feedback: feedback,
 			ResultPath: p.ResultPath(), ResultSchema: p.Schema, WorkDir: p.RepoDir(), Env: iterEnv, RunDir: x.dir,
-			Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline),
+			Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline), FetchedSkills: x.fetched.skills(),
 		}
 		out, err := x.rt.Run(actx, x.sess, in)
 		x.runtimeCapabilities()

@@ -103,6 +103,11 @@ type RunInput struct {
 	// Options are runtime-specific settings (e.g. script: "script" = host path
 	// of the script file; claude: "binary"). Unknown keys are errors.
 	Options map[string]string
+	// FetchedSkills are the skills the runtime-fetch service placed in
+	// the config dir's skills/ during the run (verified host copies): a
+	// runtime that empties its config dir before an iteration uploads them
+	// again.
+	FetchedSkills []Skill
 	// Events, when non-nil, receives every normalised event in order, as it
 	// happens. Calls never overlap but may come from a goroutine other than
 	// the caller's; all calls happen before Run returns.

@@ -207,8 +207,8 @@ func (r *Runtime) BootstrapHooks(ctx context.Context, s sandbox.Session, in runt
 // settings file and checks the repo's own settings again, before every
 // iteration: the agent of an earlier iteration may have edited them, and
 // Claude Code reads its configuration at start.
-func (r *Runtime) restoreHooks(ctx context.Context, s sandbox.Session, workDir string) error {
-	if err := r.restoreConfigDir(ctx, s); err != nil {
+func (r *Runtime) restoreHooks(ctx context.Context, s sandbox.Session, workDir string, fetched []runtime.Skill) error {
+	if err := r.restoreConfigDir(ctx, s, fetched); err != nil {
 		return err
 	}
 	if !r.hooksOn {
@@ -240,9 +240,10 @@ find . -mindepth 1 -maxdepth 1 ! -name projects ! -name fullsend-logs -exec rm -
 if [ -d projects ]; then find projects -mindepth 2 -maxdepth 2 -name memory -exec rm -rf -- {} +; fi
 [ -z "$(find . -mindepth 1 -maxdepth 1 ! -name projects ! -name fullsend-logs)" ]`
 
-// restoreConfigDir empties CLAUDE_CONFIG_DIR (but for keptConfig) and
-// uploads the agent, skills and plugins again from their host copies.
-func (r *Runtime) restoreConfigDir(ctx context.Context, s sandbox.Session) error {
+// restoreConfigDir empties CLAUDE_CONFIG_DIR (see cleanConfigScript) and
+// uploads the agent, skills, plugins and the skills fetched at run time
+// again from their host copies.
+func (r *Runtime) restoreConfigDir(ctx context.Context, s sandbox.Session, fetched []runtime.Skill) error {
 	if !r.booted {
 		return nil
 	}
@@ -255,6 +256,15 @@ func (r *Runtime) restoreConfigDir(ctx context.Context, s sandbox.Session) error
 	}
 	if err := runtime.UploadConfig(ctx, s, r.ConfigDir(), r.boot); err != nil {
 		return fmt.Errorf("restoring %s: %w", r.ConfigDir(), err)
+	}
+	for _, sk := range fetched {
+		if err := runtime.CheckName("skill", sk.Name); err != nil {
+			return err
+		}
+		dst := path.Join(r.ConfigDir(), "skills", sk.Name)
+		if err := s.Upload(ctx, sk.HostDir, dst); err != nil {
+			return fmt.Errorf("restoring fetched skill %q to %s: %w", sk.Name, dst, err)
+		}
 	}
 	return nil
 }
@@ -424,7 +434,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	if workDir == "" {
 		workDir = runtime.WorkspaceDir
 	}
-	if err := r.restoreHooks(ctx, s, workDir); err != nil {
+	if err := r.restoreHooks(ctx, s, workDir, in.FetchedSkills); err != nil {
 		return nil, r.fail("hooks", err)
 	}
 	r.lastResult = in.ResultPath

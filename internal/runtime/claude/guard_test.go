@@ -3,8 +3,11 @@ package claude
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/runtime"
 )
 
 // TestCheckProjectSettings: every key that starts a process, sets the
@@ -110,7 +113,14 @@ func TestConfigDirRestored(t *testing.T) {
 	for p, c := range planted {
 		f.s.WriteFile(t, p, []byte(c))
 	}
-	if _, err := f.rt.Run(ctx, f.s, f.input(rec("tool_use"), nil, map[string]string{"FAKE_CLAUDE_RESULT": `{"status":"ok"}`})); err != nil {
+	// A skill the runtime-fetch service placed during the run is uploaded
+	// again from its host copy.
+	fetched := filepath.Join(t.TempDir(), "fetched")
+	must(t, os.MkdirAll(fetched, 0o755))
+	must(t, os.WriteFile(filepath.Join(fetched, "SKILL.md"), []byte("---\nname: fetched\n---\nFetched steps.\n"), 0o644))
+	in := f.input(rec("tool_use"), nil, map[string]string{"FAKE_CLAUDE_RESULT": `{"status":"ok"}`})
+	in.FetchedSkills = []runtime.Skill{{Name: "fetched", HostDir: fetched}}
+	if _, err := f.rt.Run(ctx, f.s, in); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	for _, gone := range []string{".claude.json", "plugins/gopls-lsp/hooks", "output-styles", "CLAUDE.md", "projects/-sandbox-x/memory", "skills/code-implementation/evil"} {
@@ -124,6 +134,7 @@ func TestConfigDirRestored(t *testing.T) {
 		"/sandbox/claude-config/skills/code-implementation/SKILL.md":   "Steps.",
 		"/sandbox/claude-config/projects/-sandbox-x/session-one.jsonl": "{}",
 		"/sandbox/claude-config/fullsend-logs/claude-debug-0.log":      "log",
+		"/sandbox/claude-config/skills/fetched/SKILL.md":               "Fetched steps.",
 	} {
 		if got := string(f.s.ReadFile(t, p)); !strings.Contains(got, want) {
 			t.Errorf("%s = %q, want %q", p, got, want)
