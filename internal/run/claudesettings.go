@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 
 	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -69,6 +73,13 @@ func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
 			}
 		}
 	}
+	shadow, err := shadowingAgents(r, p.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	for _, rel := range shadow {
+		add(rel, "claude.agent-shadowed", scan.Critical, fmt.Sprintf("defines agent %q, which Claude Code would run instead of the harness's agent definition (a project agent wins over fullsend's); refused (rename the repository's agent)", p.AgentName))
+	}
 	data, ok, err := read(claude.RepoMCPFile)
 	if err != nil {
 		return nil, err
@@ -81,6 +92,39 @@ func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
 		for _, s := range servers {
 			add(claude.RepoMCPFile, "claude.mcp-server", scan.Warning, fmt.Sprintf("MCP server %q not started: Claude Code runs with --strict-mcp-config, which ignores the repository's .mcp.json", s))
 		}
+	}
+	return out, nil
+}
+
+// shadowingAgents lists the repository's agent definitions
+// (.claude/agents/**/*.md, read through repoFS) named agent: Claude Code
+// prefers a project agent to the personal-level one fullsend installs,
+// so such a file would replace the harness's agent prompt. The name is
+// the frontmatter's name, else the file name, as fullsend names agents.
+func shadowingAgents(r *repoFS, agent string) ([]string, error) {
+	if agent == "" || !r.isDir(".claude/agents") {
+		return nil, nil
+	}
+	var out []string
+	err := r.walk(".claude/agents", func(rel string, d *os.Root, name string) error {
+		if !strings.HasSuffix(name, ".md") {
+			return nil
+		}
+		n := strings.TrimSuffix(name, ".md")
+		data, err := r.readIn(d, name, rel, maxContextFile)
+		if err != nil {
+			return err
+		}
+		if fm, err := frontmatter.Parse(rel, data); err == nil && fm.Name != "" {
+			n = fm.Name
+		}
+		if n == agent {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("target repository: %w", err)
 	}
 	return out, nil
 }

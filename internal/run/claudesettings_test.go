@@ -76,3 +76,37 @@ func TestClaudeSettingsFindings(t *testing.T) {
 		t.Errorf("invalid settings, symlinked local settings: %+v %v", fs, err)
 	}
 }
+
+// TestClaudeAgentShadowed: a repository agent definition named like the
+// harness's agent (by frontmatter name or file name) would replace its
+// prompt in Claude Code (checked with the real CLI): refused.
+func TestClaudeAgentShadowed(t *testing.T) {
+	repo := t.TempDir()
+	for rel, c := range map[string]string{
+		".claude/agents/other.md":       "---\nname: builder\n---\nmine now\n",
+		".claude/agents/sub/builder.md": "no frontmatter\n",
+		".claude/agents/reviewer.md":    "---\nname: reviewer\n---\nok\n",
+		".claude/agents/builder.txt":    "not an agent\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, rel), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs, err := (&Plan{Runtime: "claude", TargetRepo: repo, AgentName: "builder"}).claudeSettingsFindings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		if f.Rule != "claude.agent-shadowed" || !f.Blocks() {
+			t.Errorf("finding %+v", f)
+		}
+		got = append(got, f.Path)
+	}
+	if strings.Join(got, ",") != ".claude/agents/other.md,.claude/agents/sub/builder.md" {
+		t.Errorf("shadowing agents %v", got)
+	}
+}
