@@ -58,12 +58,12 @@ var riskRules = []riskRule{
 // and .env.d/, sourced before every claude iteration and every native bash
 // call: a write there would run code past a Bash(...) allowlist and could
 // change the variables the hooks read); the agent must not modify them.
-// Claude Code's own configuration is protected too, as it would start
-// processes or load instructions at the next start: the whole config dir
-// (/sandbox/claude-config, $CLAUDE_CONFIG_DIR) with .claude.json (its
-// mcpServers), .mcp.json, plugin hooks, output styles and CLAUDE.local.md
-// wherever they are.
-var protectedRe = lazyre.New(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|claude-config(?:/|\b)|\$\{?CLAUDE_CONFIG_DIR\b|\.claude\.json\b|\.mcp\.json\b|\bplugins/[^/\s]+/hooks\b|\boutput-styles\b|\bCLAUDE\.local\.md\b|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
+// Claude Code's own configuration that would start processes or load
+// instructions at its next start is protected too, wherever it is:
+// .claude.json (its mcpServers), .mcp.json, plugin hooks, output styles
+// and CLAUDE.local.md. (The claude runtime also restores its whole config
+// dir before every iteration; reading it, e.g. a skill, stays allowed.)
+var protectedRe = lazyre.New(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|\.claude\.json\b|\.mcp\.json\b|\bplugins/[^/\s]+/hooks\b|\boutput-styles\b|\bCLAUDE\.local\.md\b|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
 
 // readOnlyProgs may mention protected paths (inspection only).
 var readOnlyProgs = map[string]bool{"cat": true, "ls": true, "head": true, "tail": true, "grep": true, "rg": true,

@@ -14,7 +14,6 @@ import (
 func TestClaudeConfigProtected(t *testing.T) {
 	blocked := []string{
 		"/sandbox/claude-config/.claude.json",
-		"/sandbox/claude-config/agents/builder.md",
 		"/root/.claude.json",
 		"/sandbox/workspace/repo/.mcp.json",
 		"/sandbox/claude-config/plugins/p1/hooks/hooks.json",
@@ -38,7 +37,7 @@ func TestClaudeConfigProtected(t *testing.T) {
 		`mkdir -p plugins/p/hooks && mv h.json plugins/p/hooks/`,
 		`printf x > CLAUDE.local.md`,
 		`cp s.md ~/.claude/output-styles/`,
-		`python3 -c "open('/sandbox/claude-config/agents/a.md','w')"`,
+		`python3 -c "open('/sandbox/claude-config/.claude.json','w')"`,
 	} {
 		if id, _, risky := BashRisk(cmd); !risky || id != "hook-config-tampering" {
 			t.Errorf("BashRisk(%q) = %s %v, want hook-config-tampering", cmd, id, risky)
@@ -50,7 +49,7 @@ func TestClaudeConfigProtected(t *testing.T) {
 			t.Errorf("Write %s blocked: %+v", p, v)
 		}
 	}
-	for _, cmd := range []string{"cat .mcp.json", "ls /sandbox/claude-config", "grep -r x CLAUDE.local.md"} {
+	for _, cmd := range []string{"cat .mcp.json", "ls /sandbox/claude-config", "grep -r x CLAUDE.local.md", "cat /sandbox/claude-config/skills/greeting/SKILL.md; echo done"} {
 		if id, _, risky := BashRisk(cmd); risky {
 			t.Errorf("BashRisk(%q) = %s, want allowed (inspection)", cmd, id)
 		}
