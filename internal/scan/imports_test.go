@@ -90,3 +90,22 @@ func TestFollowImports(t *testing.T) {
 		t.Errorf("read error: %v", err)
 	}
 }
+
+// FuzzImportPaths: any content parses without panicking, every import
+// found is a non-empty path Claude Code could follow, and resolving it
+// never yields a path that climbs out of the repository.
+func FuzzImportPaths(f *testing.F) {
+	for _, s := range []string{"See @docs/a.md", "```\n@x\n```", "`@a` @b\\ c.md#x", "@../../etc/passwd", "**@~/x**"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, r := range ImportPaths(data) {
+			if r.Path == "" || r.Line < 1 || r.Column < 1 {
+				t.Fatalf("import %+v", r)
+			}
+			if rel, ok := resolveImport("/repo", "a/CLAUDE.md", r.Path); ok && (rel == "" || rel == ".." || strings.HasPrefix(rel, "../") || strings.HasPrefix(rel, "/")) {
+				t.Fatalf("%q resolved to %q inside the repository", r.Path, rel)
+			}
+		}
+	})
+}
