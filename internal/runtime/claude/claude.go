@@ -230,9 +230,14 @@ func (r *Runtime) restoreHooks(ctx context.Context, s sandbox.Session, workDir s
 // transcripts (projects/, what --resume and SaveTranscript read; their
 // memory/ directories are removed, Claude Code loads them as
 // instructions) and fullsend's debug logs (fullsend-logs/), each only as
-// a real directory. Everything else (.claude.json and its mcpServers,
-// settings, agents, skills, plugins, output styles, CLAUDE.md) goes and is
-// uploaded again from the host copy.
+// a real directory. Everything else goes and what fullsend put there is
+// uploaded again from the host copy: besides fullsend's agents, skills,
+// plugins and settings, Claude Code 2.1.332 writes .claude.json (and its
+// backups/), sessions/, session-env/, shell-snapshots/ (sourced before
+// every Bash command) and plugins/store/, and reads commands/,
+// output-styles/, CLAUDE.md and the transcripts' memory/ as instructions;
+// none of it is needed by a fresh --print session, and only the
+// transcript (projects/<cwd>/<session>.jsonl) by --resume.
 const cleanConfigScript = `set -e
 cd -P -- "$1"
 for k in projects fullsend-logs; do [ -L "$k" ] && rm -f -- "$k"; done
