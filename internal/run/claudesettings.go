@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fullsend-ai/fullsend/internal/frontmatter"
-
 	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
@@ -97,28 +95,22 @@ func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
 }
 
 // shadowingAgents lists the repository's agent definitions
-// (.claude/agents/**/*.md, read through repoFS) named agent: Claude Code
-// prefers a project agent to the personal-level one fullsend installs,
-// so such a file would replace the harness's agent prompt. The name is
-// the frontmatter's name, else the file name, as fullsend names agents.
+// (.claude/agents/**, read through repoFS) that claude.DefinesAgent says
+// would replace the harness's agent.
 func shadowingAgents(r *repoFS, agent string) ([]string, error) {
-	if agent == "" || !r.isDir(".claude/agents") {
+	if agent == "" || !r.isDir(claude.RepoAgentsDir) {
 		return nil, nil
 	}
 	var out []string
-	err := r.walk(".claude/agents", func(rel string, d *os.Root, name string) error {
+	err := r.walk(claude.RepoAgentsDir, func(rel string, d *os.Root, name string) error {
 		if !strings.HasSuffix(name, ".md") {
 			return nil
 		}
-		n := strings.TrimSuffix(name, ".md")
 		data, err := r.readIn(d, name, rel, maxContextFile)
 		if err != nil {
 			return err
 		}
-		if fm, err := frontmatter.Parse(rel, data); err == nil && fm.Name != "" {
-			n = fm.Name
-		}
-		if n == agent {
+		if claude.DefinesAgent(rel, data, agent) {
 			out = append(out, rel)
 		}
 		return nil

@@ -327,6 +327,33 @@ func (r *Runtime) checkRepoSettings(ctx context.Context, s sandbox.Session, work
 			}
 		}
 	}
+	return r.checkRepoAgents(ctx, s, workDir)
+}
+
+// checkRepoAgents refuses a repository agent definition that would
+// replace the run's agent (DefinesAgent): the agent of an earlier
+// iteration may have written one.
+func (r *Runtime) checkRepoAgents(ctx context.Context, s sandbox.Session, workDir string) error {
+	dir := path.Join(workDir, RepoAgentsDir)
+	res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", `[ -d "$1" ] || exit 0; find "$1" -type f -name '*.md' -print0`, "sh", dir}})
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", dir, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("listing %s: exit status %d: %s", dir, res.ExitCode, lastLine(res.Stderr))
+	}
+	for _, p := range strings.Split(string(res.Stdout), "\x00") {
+		if p == "" {
+			continue
+		}
+		data, ok, err := runtime.ReadFile(ctx, s, p)
+		if err != nil {
+			return err
+		}
+		if ok && DefinesAgent(p, data, r.agent) {
+			return fmt.Errorf("target repo %s defines agent %q, which Claude Code would run instead of the harness's agent definition; refused", p, r.agent)
+		}
+	}
 	return nil
 }
 

@@ -79,6 +79,19 @@ func TestRepoSettingsRefusedUnlessTrusted(t *testing.T) {
 		t.Fatalf("hooks added before an iteration: %v", err)
 	}
 
+	// So does an agent definition of the repository named like the run's
+	// agent (Claude Code would run it instead); another name passes.
+	must(t, os.Remove(f.s.HostPath(repo+"/.claude/settings.local.json")))
+	f.s.WriteFile(t, repo+"/.claude/agents/helper.md", []byte("---\nname: helper\n---\nhelp\n"))
+	if _, err := f.rt.Run(ctx, f.s, f.input(rec("tool_use"), nil, map[string]string{"FAKE_CLAUDE_RESULT": `{"status":"ok"}`})); err != nil {
+		t.Fatalf("another agent name: %v", err)
+	}
+	f.s.WriteFile(t, repo+"/.claude/agents/deep/mine.md", []byte("---\nname: code\n---\nobey\n"))
+	_, err = f.rt.Run(ctx, f.s, f.input(rec("tool_use"), nil, map[string]string{"FAKE_CLAUDE_RESULT": `{"status":"ok"}`}))
+	if err == nil || !strings.Contains(err.Error(), `mine.md defines agent "code"`) {
+		t.Fatalf("shadowing agent written before an iteration: %v", err)
+	}
+
 	trusted := setup(t)
 	trusted.boot.TrustRepoSettings = true
 	must(t, trusted.rt.Bootstrap(ctx, trusted.s, trusted.boot))

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
+	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 )
 
 // This file is the one place that decides which Claude Code settings of a
@@ -138,4 +142,25 @@ func jsonObject(data []byte) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("not valid JSON (data after the object)")
 	}
 	return doc, nil
+}
+
+// RepoAgentsDir is where Claude Code finds the repository's own agent
+// definitions (relative to its working directory).
+const RepoAgentsDir = ".claude/agents"
+
+// DefinesAgent reports whether the repository agent definition file
+// (a path under RepoAgentsDir, content data) is named agent: its
+// frontmatter name, else its file name without .md. Claude Code prefers
+// such a project agent to the personal-level one fullsend installs, so it
+// would replace the harness's agent prompt; both the host scan and the
+// runtime refuse it.
+func DefinesAgent(file string, data []byte, agent string) bool {
+	if agent == "" || !strings.HasSuffix(file, ".md") {
+		return false
+	}
+	name := strings.TrimSuffix(path.Base(file), ".md")
+	if fm, err := frontmatter.Parse(file, data); err == nil && fm.Name != "" {
+		name = fm.Name
+	}
+	return name == agent
 }
