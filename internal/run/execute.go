@@ -73,7 +73,6 @@ type ExecOptions struct {
 }
 
 type execution struct {
-	fetched *fetchedSkills // skills the runtime-fetch service placed in the sandbox
 	// ctx carries the run's span (package trace): teardown and the egress
 	// decision events hang off it.
 	ctx    context.Context
@@ -91,6 +90,7 @@ type execution struct {
 	bin      runtime.BootstrapInput
 	fetch    *fetchsvc.Server
 	fetchLog *os.File
+	fetched  *fetchedSkills // skills the runtime-fetch service placed in the sandbox
 
 	evMu   sync.Mutex
 	events *os.File
