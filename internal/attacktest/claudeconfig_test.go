@@ -104,7 +104,7 @@ func TestAttackRepoClaudeSettingsStartProcess(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	last := lines[len(lines)-1]
-	if code != 1 || !strings.HasPrefix(last, "fullsend: host_scan: .claude/settings.json: claude.settings.enableAllProjectMcpServers: sets enableAllProjectMcpServers") {
+	if code != 1 || !strings.HasPrefix(last, "fullsend: host_scan: .claude/settings.json: claude-settings/enable-all-project-mcp-servers: sets enableAllProjectMcpServers") {
 		t.Fatalf("exit %d, last stderr line %q (stdout %s), want 1 and an error line naming the file and the key", code, last, stdout)
 	}
 	if n := len(api.Requests()); n != 0 {
@@ -138,7 +138,7 @@ func TestAttackRepoMCPServerTrustedSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"claude.settings.enableAllProjectMcpServers"`, `"claude.mcp-server"`} {
+	for _, want := range []string{`"claude-settings/enable-all-project-mcp-servers"`, `"claude-settings/mcp-server"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report.json lacks the host-scan finding %s", want)
 		}

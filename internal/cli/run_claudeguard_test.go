@@ -147,7 +147,7 @@ func TestRunClaudeRepoAgentShadowing(t *testing.T) {
 			t.Fatal("the model got the repository's agent prompt instead of the harness's")
 		}
 	}
-	if code != 1 || !strings.Contains(errs, "claude.agent-shadowed") {
-		t.Fatalf("exit %d, want 1 and claude.agent-shadowed\n%s\n%s", code, out, errs)
+	if code != 1 || !strings.Contains(errs, "claude-settings/agent-shadowed") {
+		t.Fatalf("exit %d, want 1 and claude-settings/agent-shadowed\n%s\n%s", code, out, errs)
 	}
 }

@@ -257,8 +257,8 @@ type scanJSON struct {
 }
 
 // runScan scans args; pre are findings made before (refused imports),
-// blocking like the scanners' in fail mode closed.
-func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []string, notices []string, pre ...scan.Finding) error {
+// judged like the scanners' (acceptances, fail mode).
+func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []string, notices []string, pre ...importFindings) error {
 	if f.failMode != "" {
 		o.FailMode = f.failMode
 	}
@@ -281,9 +281,13 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 	for _, n := range notices {
 		note(n)
 	}
-	for _, fd := range pre {
-		total.Findings = append(total.Findings, fd)
-		total.Blocked = total.Blocked || (fd.Blocks() && p.FailMode() == scan.FailClosed)
+	for _, fi := range pre {
+		r, err := p.Judge(fi.data, scan.Meta{Path: fi.path, Origin: origin, Kind: "context"}, fi.findings)
+		if err != nil {
+			return err
+		}
+		total.Findings = append(total.Findings, r.Findings...)
+		total.Blocked = total.Blocked || r.Blocked
 	}
 	files := 0
 	ctx := cmd.Context()

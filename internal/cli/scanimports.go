@@ -16,13 +16,21 @@ import (
 // maxImportedFile bounds a file reached through an @import.
 const maxImportedFile = 4 << 20
 
+// importFindings are the refused imports of one file, with its content
+// (what acceptances bind to).
+type importFindings struct {
+	path     string
+	data     []byte
+	findings []scan.Finding
+}
+
 // contextImports follows the @imports of the context files of dir (files:
 // the paths contextFiles listed; those outside dir are skipped) with
 // scan.FollowImports, the resolver the host scan of `fullsend run` uses.
 // Targets are read through an os.Root on dir, so none outside it is ever
 // read. It returns the paths of the files reached that are not already
-// listed, and the findings of imports that leave dir.
-func contextImports(dir string, files []string) ([]string, []scan.Finding, error) {
+// listed, and the findings of imports that leave dir, per importing file.
+func contextImports(dir string, files []string) ([]string, []importFindings, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, nil, err
@@ -67,11 +75,23 @@ func contextImports(dir string, files []string) ([]string, []scan.Finding, error
 		return nil, nil, fmt.Errorf("scan context %s: %w", dir, err)
 	}
 	var out []string
+	content := map[string][]byte{}
+	for _, f := range in {
+		content[f.Rel] = f.Data
+	}
 	for _, g := range got {
 		out = append(out, filepath.Join(dir, filepath.FromSlash(g.Rel)))
+		content[g.Rel] = g.Data
 	}
-	for i := range findings {
-		findings[i].Path = filepath.Join(dir, filepath.FromSlash(findings[i].Path))
+	var refused []importFindings
+	for _, f := range findings {
+		rel := f.Path
+		f.Path = filepath.Join(dir, filepath.FromSlash(rel))
+		if n := len(refused); n > 0 && refused[n-1].path == f.Path {
+			refused[n-1].findings = append(refused[n-1].findings, f)
+			continue
+		}
+		refused = append(refused, importFindings{path: f.Path, data: content[rel], findings: []scan.Finding{f}})
 	}
-	return out, findings, nil
+	return out, refused, nil
 }

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
 // TestScanContextImports: `fullsend scan context` scans what CLAUDE.md
@@ -37,7 +41,7 @@ func TestScanContextImports(t *testing.T) {
 	if !strings.Contains(got["/docs/more/next.md"], "injection") {
 		t.Errorf("the import of an import was not scanned: %v", got)
 	}
-	if !strings.Contains(got["/.claude/commands/deploy.md"], "context.import-outside-repo") {
+	if !strings.Contains(got["/.claude/commands/deploy.md"], "context-imports/outside-repo") {
 		t.Errorf("an import of ~/ was not refused: %v", got)
 	}
 	if _, ok := got["/docs/in-fence.md"]; ok {
@@ -58,5 +62,31 @@ func TestScanContextImports(t *testing.T) {
 	writeFiles(t, repo, map[string]string{"CLAUDE.md": "@docs/link.md\n"})
 	if code, _, stderr := runCLI(t, "scan", "context", repo); code != 1 || !strings.Contains(stderr, "docs/link.md") {
 		t.Errorf("symlink out of the repository: exit %d %s", code, stderr)
+	}
+}
+
+// TestScanContextImportAccepted: a refused import is a finding of the
+// importing file like any other: a reviewed acceptance bound to that
+// file's bytes lets it pass (severity kept), and a changed file is judged
+// afresh.
+func TestScanContextImportAccepted(t *testing.T) {
+	repo := t.TempDir()
+	claudeMD := "Personal notes: @~/.claude/my-notes.md\n"
+	writeFiles(t, repo, map[string]string{"CLAUDE.md": claudeMD})
+	sum := sha256.Sum256([]byte(claudeMD))
+	accept := filepath.Join(t.TempDir(), "accept.yaml")
+	if err := os.WriteFile(accept, []byte("version: 1\naccept:\n  - rule: "+scan.RuleImportOutside+"\n    sha256: "+hex.EncodeToString(sum[:])+"\n    reason: personal notes are not in the sandbox\n    who: reviewer\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runCLI(t, "scan", "context", repo); code != 1 {
+		t.Fatalf("unaccepted: exit %d %s %s", code, out, errs)
+	}
+	code, out, errs := runCLI(t, "scan", "context", "--json", "--accept", accept, repo)
+	if code != 0 || !strings.Contains(out, `"who": "reviewer"`) || !strings.Contains(out, scan.RuleImportOutside) {
+		t.Fatalf("accepted: exit %d %s %s", code, out, errs)
+	}
+	writeFiles(t, repo, map[string]string{"CLAUDE.md": claudeMD + "more\n"})
+	if code, out, errs := runCLI(t, "scan", "context", "--accept", accept, repo); code != 1 {
+		t.Fatalf("changed file: exit %d %s %s", code, out, errs)
 	}
 }

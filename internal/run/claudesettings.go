@@ -54,7 +54,7 @@ func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
 		}
 		issues, err := claude.CheckProjectSettings(rel, data)
 		if err != nil {
-			add(rel, "claude.settings-invalid", scan.Critical, err.Error())
+			add(rel, "claude-settings/invalid", scan.Critical, err.Error())
 			continue
 		}
 		for _, is := range issues {
@@ -65,9 +65,9 @@ func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
 				if !is.Always {
 					msg += " (remove the key, or set security.trust_repo_settings: true in a local harness)"
 				}
-				add(rel, "claude.settings."+is.Key, scan.Critical, msg)
+				add(rel, settingsRule(is.Key), scan.Critical, msg)
 			default:
-				add(rel, "claude.settings."+is.Key, scan.Warning, what+"; accepted: the harness sets security.trust_repo_settings")
+				add(rel, settingsRule(is.Key), scan.Warning, what+"; accepted: the harness sets security.trust_repo_settings")
 			}
 		}
 	}
@@ -76,7 +76,7 @@ func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
 		return nil, err
 	}
 	for _, rel := range shadow {
-		add(rel, "claude.agent-shadowed", scan.Critical, fmt.Sprintf("defines agent %q, which Claude Code would run instead of the harness's agent definition (a project agent wins over fullsend's); refused (rename the repository's agent)", p.AgentName))
+		add(rel, "claude-settings/agent-shadowed", scan.Critical, fmt.Sprintf("defines agent %q, which Claude Code would run instead of the harness's agent definition (a project agent wins over fullsend's); refused (rename the repository's agent)", p.AgentName))
 	}
 	data, ok, err := read(claude.RepoMCPFile)
 	if err != nil {
@@ -85,10 +85,10 @@ func (p *Plan) claudeSettingsFindings() ([]scan.Finding, error) {
 	if ok {
 		servers, err := claude.ProjectMCPServers(claude.RepoMCPFile, data)
 		if err != nil {
-			add(claude.RepoMCPFile, "claude.mcp-invalid", scan.Warning, err.Error()+"; not loaded (Claude Code runs with --strict-mcp-config)")
+			add(claude.RepoMCPFile, "claude-settings/mcp-invalid", scan.Warning, err.Error()+"; not loaded (Claude Code runs with --strict-mcp-config)")
 		}
 		for _, s := range servers {
-			add(claude.RepoMCPFile, "claude.mcp-server", scan.Warning, fmt.Sprintf("MCP server %q not started: Claude Code runs with --strict-mcp-config, which ignores the repository's .mcp.json", s))
+			add(claude.RepoMCPFile, "claude-settings/mcp-server", scan.Warning, fmt.Sprintf("MCP server %q not started: Claude Code runs with --strict-mcp-config, which ignores the repository's .mcp.json", s))
 		}
 	}
 	return out, nil
@@ -119,4 +119,55 @@ func shadowingAgents(r *repoFS, agent string) ([]string, error) {
 		return nil, fmt.Errorf("target repository: %w", err)
 	}
 	return out, nil
+}
+
+// judgeImports records the refused imports (scan.FollowImports findings,
+// Path naming the importing file among files) as host-scan findings of
+// that file, through the pipeline's Judge (acceptances, fail mode); the
+// first block goes to *firstBlock.
+func (x *execution) judgeImports(pl *scan.Pipeline, files []contextFile, refused []scan.Finding, firstBlock *error) error {
+	byPath := map[string][]scan.Finding{}
+	var order []string
+	for _, f := range refused {
+		if byPath[f.Path] == nil {
+			order = append(order, f.Path)
+		}
+		byPath[f.Path] = append(byPath[f.Path], f)
+	}
+	for _, p := range order {
+		var data []byte
+		for _, f := range files {
+			if f.loaded && f.display == p {
+				data = f.data
+			}
+		}
+		res, err := pl.Judge(data, scan.Meta{Path: p, Origin: scan.Local, Kind: "context"}, byPath[p])
+		if err != nil {
+			return fmt.Errorf("scanning %s: %w", p, err)
+		}
+		x.record("host_scan", res.Findings, res.Blocked)
+		if res.Blocked && *firstBlock == nil {
+			*firstBlock = &BlockedError{Phase: "host_scan", Err: res.Err()}
+		}
+	}
+	return nil
+}
+
+// settingsRule is the finding rule of a refused settings key:
+// claude-settings/ and the key in kebab case (enableAllProjectMcpServers
+// is claude-settings/enable-all-project-mcp-servers), a rule id
+// acceptances could name.
+func settingsRule(key string) string {
+	var b strings.Builder
+	b.WriteString(ClaudeSettingsScanner + "/")
+	for i, c := range key {
+		if c >= 'A' && c <= 'Z' {
+			if i > 0 {
+				b.WriteByte('-')
+			}
+			c += 'a' - 'A'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

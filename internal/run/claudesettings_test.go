@@ -43,18 +43,18 @@ func TestClaudeSettingsFindings(t *testing.T) {
 		return strings.Join(out, "\n")
 	}
 	p := &Plan{Runtime: "claude", TargetRepo: repo}
-	want := `.claude/settings.json claude.settings.enableAllProjectMcpServers critical
-.claude/settings.local.json claude.settings.apiKeyHelper critical
-.claude/settings.local.json claude.settings.disableAllHooks critical
-.mcp.json claude.mcp-server warning`
+	want := `.claude/settings.json claude-settings/enable-all-project-mcp-servers critical
+.claude/settings.local.json claude-settings/api-key-helper critical
+.claude/settings.local.json claude-settings/disable-all-hooks critical
+.mcp.json claude-settings/mcp-server warning`
 	if got := list(p); got != want {
 		t.Errorf("findings\n%s\nwant\n%s", got, want)
 	}
 	p.TrustRepoSettings = true
-	want = `.claude/settings.json claude.settings.enableAllProjectMcpServers warning
-.claude/settings.local.json claude.settings.apiKeyHelper warning
-.claude/settings.local.json claude.settings.disableAllHooks critical
-.mcp.json claude.mcp-server warning`
+	want = `.claude/settings.json claude-settings/enable-all-project-mcp-servers warning
+.claude/settings.local.json claude-settings/api-key-helper warning
+.claude/settings.local.json claude-settings/disable-all-hooks critical
+.mcp.json claude-settings/mcp-server warning`
 	if got := list(p); got != want {
 		t.Errorf("trusted: findings\n%s\nwant\n%s", got, want)
 	}
@@ -72,7 +72,7 @@ func TestClaudeSettingsFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs, err := (&Plan{Runtime: "claude", TargetRepo: repo}).claudeSettingsFindings()
-	if err != nil || len(fs) != 2 || fs[0].Rule != "claude.settings-invalid" || fs[0].Severity != scan.Critical || fs[1].Path != ".mcp.json" {
+	if err != nil || len(fs) != 2 || fs[0].Rule != "claude-settings/invalid" || fs[0].Severity != scan.Critical || fs[1].Path != ".mcp.json" {
 		t.Errorf("invalid settings, symlinked local settings: %+v %v", fs, err)
 	}
 }
@@ -101,7 +101,7 @@ func TestClaudeAgentShadowed(t *testing.T) {
 	}
 	var got []string
 	for _, f := range fs {
-		if f.Rule != "claude.agent-shadowed" || !f.Blocks() {
+		if f.Rule != "claude-settings/agent-shadowed" || !f.Blocks() {
 			t.Errorf("finding %+v", f)
 		}
 		got = append(got, f.Path)

@@ -455,11 +455,10 @@ func (x *execution) hostScan(ctx context.Context) error {
 			return err
 		}
 	}
-	// Imports that leave the repository block in fail mode closed.
-	x.record("host_scan", refusedImports, pl.FailMode() == scan.FailClosed)
-	if ir := (&scan.Result{Findings: refusedImports}); len(ir.Blocking()) > 0 && pl.FailMode() == scan.FailClosed && firstBlock == nil {
-		ir.Blocked = true
-		firstBlock = &BlockedError{Phase: "host_scan", Err: ir.Err()}
+	// Imports that leave the repository, judged like scanner findings of
+	// the importing file.
+	if err := x.judgeImports(pl, files, refusedImports, &firstBlock); err != nil {
+		return err
 	}
 	// The repository's Claude Code settings: refused keys block whatever
 	// the fail mode (the runtime refuses them again in the sandbox).

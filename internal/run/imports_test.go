@@ -64,7 +64,7 @@ func TestRepoImports(t *testing.T) {
 	for _, f := range findings {
 		refused = append(refused, f.Path+":"+f.Rule)
 	}
-	if strings.Join(refused, ",") != ".claude/skills/s/SKILL.md:context.import-outside-repo,.claude/agents/rev.md:context.import-outside-repo" {
+	if strings.Join(refused, ",") != ".claude/skills/s/SKILL.md:context-imports/outside-repo,.claude/agents/rev.md:context-imports/outside-repo" {
 		t.Errorf("refused %v", refused)
 	}
 }

@@ -40,7 +40,7 @@ const MaxImportDepth = 5
 const ImportsScanner = "context-imports"
 
 // RuleImportOutside is the rule of an import that leaves the repository.
-const RuleImportOutside = "context.import-outside-repo"
+const RuleImportOutside = "context-imports/outside-repo"
 
 // ImportFile is one file whose imports are followed: its path relative to
 // the repository (slash-separated) and its content.
