@@ -131,7 +131,10 @@ Files scanned:
     every CLAUDE.md, CLAUDE.local.md and AGENTS.md at any depth
     .claude/CLAUDE.md
     every file under .claude/skills/ (SKILL.md and the resources beside it)
-    every file under .claude/agents/ and .claude/commands/
+    every file under .claude/agents/, .claude/commands/, .claude/rules/
+    and .claude/output-styles/
+    every file these import with @path, as Claude Code follows imports
+    (up to 5 hops; an import that leaves DIR is a critical finding)
   under the config dir (--config-dir, default $CLAUDE_CONFIG_DIR; e.g.
   /sandbox/claude-config), when set:
     CLAUDE.md, every file under agents/ and skills/
@@ -157,6 +160,11 @@ mode closed, else 0.`,
 			if err != nil {
 				return err
 			}
+			imported, refused, err := contextImports(dir, files)
+			if err != nil {
+				return err
+			}
+			files = append(files, imported...)
 			var notices []string
 			if len(files) == 0 {
 				notices = append(notices, fmt.Sprintf("no context files found under %s", dir))
@@ -165,7 +173,7 @@ mode closed, else 0.`,
 			if o.Accept, err = f.acceptances(env); err != nil {
 				return err
 			}
-			return runScan(cmd, env, f, o, files, notices)
+			return runScan(cmd, env, f, o, files, notices, refused...)
 		},
 	}
 	f.add(cmd)
@@ -205,7 +213,8 @@ func contextFiles(dir, configDir string) ([]string, error) {
 		rel = filepath.ToSlash(rel)
 		switch {
 		case names[d.Name()], rel == ".claude/CLAUDE.md",
-			strings.HasPrefix(rel, ".claude/skills/"), strings.HasPrefix(rel, ".claude/agents/"), strings.HasPrefix(rel, ".claude/commands/"):
+			strings.HasPrefix(rel, ".claude/skills/"), strings.HasPrefix(rel, ".claude/agents/"), strings.HasPrefix(rel, ".claude/commands/"),
+			strings.HasPrefix(rel, ".claude/rules/"), strings.HasPrefix(rel, ".claude/output-styles/"):
 			add(p)
 		}
 		return nil
@@ -250,7 +259,9 @@ type scanJSON struct {
 	Blocked  bool           `json:"blocked"`
 }
 
-func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []string, notices []string) error {
+// runScan scans args; pre are findings made before (refused imports),
+// judged like the scanners' (acceptances, fail mode).
+func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []string, notices []string, pre ...importFindings) error {
 	if f.failMode != "" {
 		o.FailMode = f.failMode
 	}
@@ -272,6 +283,14 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 	}
 	for _, n := range notices {
 		note(n)
+	}
+	for _, fi := range pre {
+		r, err := p.Judge(fi.data, scan.Meta{Path: fi.path, Origin: origin, Kind: "context"}, fi.findings)
+		if err != nil {
+			return err
+		}
+		total.Findings = append(total.Findings, r.Findings...)
+		total.Blocked = total.Blocked || r.Blocked
 	}
 	files := 0
 	ctx := cmd.Context()

@@ -13,7 +13,7 @@
 // env{runner,sandbox}, timeout_minutes, forge.<name> overlays with any forge
 // name) plus base, runtime, allowed_remote_resources, allow_runtime_fetch,
 // max_runtime_fetches, security{fail_mode, host_scanners, sandbox_hooks,
-// context_injection} and native{subagent_profiles (default, read_only,
+// context_injection, trust_repo_settings (refused in remote content)} and native{subagent_profiles (default, read_only,
 // web_fetch; default [default], [] for none), max_parallel_children (1-8,
 // default 1)}; native is refused in forge overlays. Any other key is an
 // error naming file, line and field.

@@ -127,11 +127,19 @@ type Security struct {
 	HostScanners     *bool           // host-side context scanners (false when the map form turns any off)
 	SandboxHooks     map[string]bool // sandbox hook name -> enabled
 	ContextInjection *bool           // local context-injection scan
+	// TrustRepoSettings (security.trust_repo_settings) lets the target
+	// repository's own Claude Code settings start processes (hooks, env,
+	// helpers, plugins); refused in remote content.
+	TrustRepoSettings *bool
 }
 
 // ErrRemotePreflight: remote content may not set
 // validation_loop.preflight_check, a command the runner host would run.
 var ErrRemotePreflight = errors.New("validation_loop.preflight_check is not allowed in remote content: it is a command run on the runner host (declare it in a local harness)")
+
+// ErrRemoteTrustRepo: remote content may not trust the target
+// repository's agent settings (they start processes in the sandbox).
+var ErrRemoteTrustRepo = errors.New("security.trust_repo_settings: true is not allowed in remote content: it lets the target repository start processes (declare it in a local harness)")
 
 // KnownSandboxHooks are the hook names security.sandbox_hooks accepts.
 var KnownSandboxHooks = []string{"canary", "context_suppress", "secret_redact", "ssrf", "tirith", "tool_allowlist", "unicode"}
@@ -573,10 +581,11 @@ func runnerEnv(f *yamlx.Fields, key string, m map[string]string, h *Harness) err
 }
 
 type securityYAML struct {
-	FailMode         string     `yaml:"fail_mode"`
-	HostScanners     *yaml.Node `yaml:"host_scanners"` // true/false, or upstream's map
-	ContextInjection *bool      `yaml:"context_injection"`
-	SandboxHooks     *yaml.Node `yaml:"sandbox_hooks"`
+	FailMode          string     `yaml:"fail_mode"`
+	HostScanners      *yaml.Node `yaml:"host_scanners"` // true/false, or upstream's map
+	ContextInjection  *bool      `yaml:"context_injection"`
+	SandboxHooks      *yaml.Node `yaml:"sandbox_hooks"`
+	TrustRepoSettings *bool      `yaml:"trust_repo_settings"`
 }
 
 func (w *securityYAML) CheckKey(f *yamlx.Fields, key string) error {
@@ -607,6 +616,8 @@ func (w *securityYAML) CheckKey(f *yamlx.Fields, key string) error {
 		if err := sandboxHooks(f, key, h); err != nil {
 			return err
 		}
+	case "trust_repo_settings":
+		h.Security.TrustRepoSettings = w.TrustRepoSettings
 	}
 	h.mark(field, v)
 	return nil

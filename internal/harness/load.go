@@ -479,6 +479,11 @@ func remoteRefusals(h *Harness, prefix string) error {
 		pos := h.Pos(field, "")
 		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemotePreflight}
 	}
+	if t := h.Security.TrustRepoSettings; t != nil && *t {
+		field := prefix + "security.trust_repo_settings"
+		pos := h.Pos(field, "")
+		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteTrustRepo}
+	}
 	if len(h.Native.Tools) > 0 {
 		field := prefix + "native.tools"
 		pos := h.Pos(field, h.Native.Tools[0])

@@ -234,6 +234,19 @@ func stricterBool(b, c *bool) *bool {
 	return &v
 }
 
+// trustBool merges an opt-in that weakens a check: false anywhere wins,
+// then true, then unset.
+func trustBool(b, c *bool) *bool {
+	switch {
+	case b == nil:
+		return c
+	case c == nil:
+		return b
+	}
+	v := *b && *c
+	return &v
+}
+
 func mergeSecurity(b, c Security, file string, notices []string) (Security, []string) {
 	var s Security
 	switch {
@@ -254,6 +267,10 @@ func mergeSecurity(b, c Security, file string, notices []string) (Security, []st
 	weak("context_injection", b.ContextInjection, c.ContextInjection)
 	s.HostScanners = stricterBool(b.HostScanners, c.HostScanners)
 	s.ContextInjection = stricterBool(b.ContextInjection, c.ContextInjection)
+	if b.TrustRepoSettings != nil && !*b.TrustRepoSettings && c.TrustRepoSettings != nil && *c.TrustRepoSettings {
+		notices = append(notices, fmt.Sprintf("%s: security.trust_repo_settings: true ignored; the base sets false and a child cannot weaken it", file))
+	}
+	s.TrustRepoSettings = trustBool(b.TrustRepoSettings, c.TrustRepoSettings)
 	if b.SandboxHooks != nil || c.SandboxHooks != nil {
 		s.SandboxHooks = map[string]bool{}
 		for _, k := range slices.Sorted(maps.Keys(b.SandboxHooks)) {

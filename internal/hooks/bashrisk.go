@@ -58,7 +58,12 @@ var riskRules = []riskRule{
 // and .env.d/, sourced before every claude iteration and every native bash
 // call: a write there would run code past a Bash(...) allowlist and could
 // change the variables the hooks read); the agent must not modify them.
-var protectedRe = lazyre.New(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|claude-config/settings(?:\.local)?\.json|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
+// Claude Code's own configuration that would start processes or load
+// instructions at its next start is protected too, wherever it is:
+// .claude.json (its mcpServers), .mcp.json, plugin hooks, output styles
+// and CLAUDE.local.md. (The claude runtime also restores its whole config
+// dir before every iteration; reading it, e.g. a skill, stays allowed.)
+var protectedRe = lazyre.New(`\.claude/settings(?:\.local)?\.json|\.claude/hooks(?:/|\b)|\.claude\.json\b|\.mcp\.json\b|\bplugins/[^/\s]+/hooks\b|\boutput-styles\b|\bCLAUDE\.local\.md\b|\bdisableAllHooks\b|/usr/local/bin/fullsend\b|\.claude/managed-settings\.json|/sandbox/workspace/\.env\b|\.env\.d\b`)
 
 // readOnlyProgs may mention protected paths (inspection only).
 var readOnlyProgs = map[string]bool{"cat": true, "ls": true, "head": true, "tail": true, "grep": true, "rg": true,
@@ -121,7 +126,7 @@ func checkBashRisk(_ context.Context, in *Input, _ *Env) (Verdict, error) {
 		}
 		if protectedPath(p) {
 			return Verdict{Block: true, Rule: "bash.hook-config-tampering", Reason: fmt.Sprintf(
-				"%s of %q blocked: the hook configuration, the workspace .env files, SSH keys and the fullsend binary are off limits to the agent.", in.ToolName, p)}, nil
+				"%s of %q blocked: the hook configuration, Claude Code's configuration, the workspace .env files, SSH keys and the fullsend binary are off limits to the agent.", in.ToolName, p)}, nil
 		}
 	}
 	return Verdict{}, nil

@@ -42,9 +42,13 @@
 //	stage        the local agent file, skills and plugins copied into <run dir>/staged
 //	             through an os.Root (a path swapped for a symlink out of the fullsend
 //	             dir fails); the scan and the upload then read only the copies
-//	host_scan    repo CLAUDE.md, AGENTS.md, .claude/skills/**/SKILL.md; the org
-//	             AGENTS.md when it will be injected; the agent definition and every
-//	             skill and plugin file (origin remote for cached remote skills)
+//	host_scan    repo CLAUDE.md, CLAUDE.local.md, AGENTS.md, .claude/CLAUDE.md,
+//	             .claude/skills/**/SKILL.md, .claude/{rules,commands,agents,
+//	             output-styles}/** and what they @import (scan.FollowImports; an
+//	             import leaving the repo is critical); the org AGENTS.md when it
+//	             will be injected; the agent definition and every skill and plugin
+//	             file (origin remote for cached remote skills); claude runtime: the
+//	             repo's Claude settings and .mcp.json (claudesettings.go)
 //	fetch_service
 //	             allow_runtime_fetch only: package fetchsvc on loopback; its
 //	             address joins Spec.Network.Services, FULLSEND_FETCH_URL/TOKEN

@@ -95,6 +95,7 @@ type execution struct {
 	bin      runtime.BootstrapInput
 	fetch    *fetchsvc.Server
 	fetchLog *os.File
+	fetched  *fetchedSkills // skills the runtime-fetch service placed in the sandbox
 
 	evMu   sync.Mutex
 	events *os.File
@@ -422,6 +423,11 @@ func (x *execution) hostScan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	imported, refusedImports, err := repoImports(p.TargetRepo, p.RepoDir(), files)
+	if err != nil {
+		return err
+	}
+	files = append(files, imported...)
 	org, err := p.orgAgentsMD()
 	if err != nil {
 		return err
@@ -469,6 +475,23 @@ func (x *execution) hostScan(ctx context.Context) error {
 		if err := scanOne(data, scan.Meta{Path: f.display, Origin: origin, Kind: f.kind}); err != nil {
 			return err
 		}
+	}
+	// Imports that leave the repository, judged like scanner findings of
+	// the importing file.
+	if err := x.judgeImports(pl, files, refusedImports, &firstBlock); err != nil {
+		return err
+	}
+	// The repository's Claude Code settings: refused keys block whatever
+	// the fail mode (the runtime refuses them again in the sandbox).
+	cs, err := p.claudeSettingsFindings()
+	if err != nil {
+		return err
+	}
+	x.record("host_scan", cs, true)
+	res := &scan.Result{Findings: cs}
+	res.Blocked = len(res.Blocking()) > 0
+	if res.Blocked && firstBlock == nil {
+		firstBlock = &BlockedError{Phase: "host_scan", Err: res.Err()}
 	}
 	return firstBlock
 }
@@ -524,7 +547,8 @@ func (x *execution) provision(ctx context.Context) error {
 	if err := x.uploadCABundle(ctx); err != nil {
 		return err
 	}
-	x.fetch.Attach(s, skillNames(x.plan.Skills))
+	x.fetched = &fetchedSkills{up: s}
+	x.fetch.Attach(x.fetched, skillNames(x.plan.Skills))
 	if x.o.OnProvisioned != nil {
 		x.o.OnProvisioned(s)
 	}
@@ -579,7 +603,7 @@ func (x *execution) bootstrap(ctx context.Context) error {
 	}
 	bin := runtime.BootstrapInput{
 		AgentName: p.AgentName, AgentFile: p.AgentFile, RepoDir: p.RepoDir(), Env: p.SandboxEnv,
-		RunDir: x.dir, DisabledHooks: p.DisabledHooks,
+		RunDir: x.dir, DisabledHooks: p.DisabledHooks, TrustRepoSettings: p.TrustRepoSettings,
 	}
 	for _, s := range p.Skills {
 		bin.Skills = append(bin.Skills, runtime.Skill{Name: s.Name, HostDir: s.HostDir})
@@ -843,7 +867,7 @@ func (x *execution) runAgent(ctx, actx context.Context, i int, feedback string, 
 		in := runtime.RunInput{
 			AgentName: p.AgentName, Prompt: p.Prompt, Model: p.Model, Iteration: i, Feedback: feedback,
 			ResultPath: p.ResultPath(), ResultSchema: p.Schema, WorkDir: p.RepoDir(), Env: iterEnv, RunDir: x.dir,
-			Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline),
+			Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline), FetchedSkills: x.fetched.skills(),
 		}
 		out, err := x.rt.Run(actx, x.sess, in)
 		x.runtimeCapabilities()

@@ -16,6 +16,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
 // maxContextFile bounds every context file, agent definition and host file
@@ -134,7 +135,7 @@ func (r *repoFS) readIn(d *os.Root, name, rel string, max int64) ([]byte, error)
 		return nil, fmt.Errorf("%s %w", r.host(rel), errRepoSymlink)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", r.host(rel))
+		return nil, fmt.Errorf("%s: %w", r.host(rel), errNotRegular)
 	}
 	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -260,11 +261,18 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// errNotRegular: a repository path that is not a regular file (left out
+// of the copy, or a directory).
+var errNotRegular = errors.New("not a regular file")
+
 // isRepoSymlink reports whether err is a symlink met in the repository.
 func isRepoSymlink(err error) bool { return errors.Is(err, errRepoSymlink) }
 
 // repoContextFiles lists the target repository's context files with their
-// content: CLAUDE.md and AGENTS.md at its root and .claude/skills/**/SKILL.md.
+// content: CLAUDE.md, CLAUDE.local.md and AGENTS.md at its root,
+// .claude/CLAUDE.md, .claude/skills/**/SKILL.md and every file under
+// .claude/rules, .claude/commands, .claude/agents and .claude/output-styles
+// (what Claude Code loads as instructions).
 // They are read here, once, through repoFS: a symlink (at the file or on
 // its path) is never followed and the file is left out, exactly as the
 // sandbox copy leaves it out.
@@ -281,11 +289,11 @@ func repoContextFiles(repo string) ([]contextFile, error) {
 	add := func(rel string, data []byte) {
 		out = append(out, contextFile{host: r.host(rel), display: rel, kind: "context", data: data, loaded: true})
 	}
-	for _, n := range []string{"CLAUDE.md", "AGENTS.md"} {
+	for _, n := range []string{"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude/CLAUDE.md"} {
 		fi, err := r.lstat(n)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || isRepoSymlink(err) {
+				continue // absent, or .claude is no directory in the copy
 			}
 			return nil, fmt.Errorf("target repository: %w", err)
 		}
@@ -298,24 +306,65 @@ func repoContextFiles(repo string) ([]contextFile, error) {
 		}
 		add(n, data)
 	}
-	if !r.isDir(".claude/skills") {
-		return out, nil
-	}
-	err = r.walk(".claude/skills", func(rel string, d *os.Root, name string) error {
-		if name != "SKILL.md" {
+	for _, dir := range []string{".claude/skills", ".claude/rules", ".claude/commands", ".claude/agents", ".claude/output-styles"} {
+		if !r.isDir(dir) {
+			continue
+		}
+		err = r.walk(dir, func(rel string, d *os.Root, name string) error {
+			if dir == ".claude/skills" && name != "SKILL.md" {
+				return nil
+			}
+			data, err := r.readIn(d, name, rel, maxContextFile)
+			if err != nil {
+				return err
+			}
+			add(rel, data)
 			return nil
-		}
-		data, err := r.readIn(d, name, rel, maxContextFile)
+		})
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("target repository: %w", err)
 		}
-		add(rel, data)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("target repository: %w", err)
 	}
 	return out, nil
+}
+
+// repoImports follows the @imports of the repository's context files
+// (scan.FollowImports, the resolver `fullsend scan context` uses too) as
+// Claude Code will see them in the sandbox copy at sandboxRoot: the files
+// reached are read through repoFS (a symlink, a missing file or anything
+// but a regular file is not in the copy: skipped), and every import that
+// leaves the repository is a finding.
+func repoImports(repo, sandboxRoot string, files []contextFile) ([]contextFile, []scan.Finding, error) {
+	if repo == "" {
+		return nil, nil, nil
+	}
+	r, err := openRepo(repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	var in []scan.ImportFile
+	for _, f := range files {
+		if f.loaded {
+			in = append(in, scan.ImportFile{Rel: f.display, Data: f.data})
+		}
+	}
+	read := func(rel string) ([]byte, error) {
+		data, err := r.readFile(rel, maxContextFile)
+		if err != nil && (isRepoSymlink(err) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errNotRegular)) {
+			return nil, fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+		}
+		return data, err
+	}
+	got, findings, err := scan.FollowImports(sandboxRoot, in, read)
+	if err != nil {
+		return nil, nil, fmt.Errorf("target repository: %w", err)
+	}
+	var out []contextFile
+	for _, g := range got {
+		out = append(out, contextFile{host: r.host(g.Rel), display: g.Rel, kind: "context", data: g.Data, loaded: true})
+	}
+	return out, findings, nil
 }
 
 // isDir reports whether rel is a directory reached without a symlink.

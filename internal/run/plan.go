@@ -142,6 +142,9 @@ type Plan struct {
 	Plugins       []SkillPlan `json:"plugins,omitempty"`
 	HostFiles     []HostFile  `json:"host_files,omitempty"`
 
+	// TrustRepoSettings is security.trust_repo_settings (claude runtime).
+	TrustRepoSettings bool `json:"trust_repo_settings,omitempty"`
+
 	SandboxEnv map[string]string `json:"-"` // env.sandbox, expanded (may hold secrets)
 	// Secrets are the names of the org secrets the run gets (secrets.go).
 	Secrets   []string          `json:"secrets,omitempty"`
@@ -395,6 +398,7 @@ func (p *Plan) planAgent(h *harness.Harness) error {
 			p.DisabledHooks = append(p.DisabledHooks, k)
 		}
 	}
+	p.TrustRepoSettings = h.Security.TrustRepoSettings != nil && *h.Security.TrustRepoSettings
 	return nil
 }
 

@@ -61,6 +61,11 @@ type BootstrapInput struct {
 	ToolAllowlist []string
 	// DisabledHooks names sandbox hooks not to install (see package hooks).
 	DisabledHooks []string
+	// TrustRepoSettings is the harness's opt-in to the target repository's
+	// own agent CLI settings that start processes (claude: hooks, env,
+	// helpers, plugins in .claude/settings*.json); without it the claude
+	// runtime refuses them.
+	TrustRepoSettings bool
 }
 
 // WorkDir is the agent's working directory: RepoDir, or WorkspaceDir.
@@ -98,6 +103,11 @@ type RunInput struct {
 	// Options are runtime-specific settings (e.g. script: "script" = host path
 	// of the script file; claude: "binary"). Unknown keys are errors.
 	Options map[string]string
+	// FetchedSkills are the skills the runtime-fetch service placed in
+	// the config dir's skills/ during the run (verified host copies): a
+	// runtime that empties its config dir before an iteration uploads them
+	// again.
+	FetchedSkills []Skill
 	// Events, when non-nil, receives every normalised event in order, as it
 	// happens. Calls never overlap but may come from a goroutine other than
 	// the caller's; all calls happen before Run returns.

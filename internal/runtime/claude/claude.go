@@ -56,8 +56,11 @@ type Runtime struct {
 	workDir    string
 	lastResult string
 	iterations int
-	hooksOn    bool         // BootstrapHooks wrote SettingsPath
-	settings   []byte       // what BootstrapHooks wrote; restored before every Run
+	hooksOn    bool   // BootstrapHooks wrote SettingsPath
+	trustRepo  bool   // BootstrapInput.TrustRepoSettings
+	settings   []byte // what BootstrapHooks wrote; restored before every Run
+	boot       runtime.BootstrapInput
+	booted     bool         // Bootstrap uploaded the config dir; restored before every Run
 	transcript bytes.Buffer // raw stream-json of every iteration
 	debugLogs  []string     // sandbox paths
 }
@@ -131,6 +134,9 @@ func (r *Runtime) Bootstrap(ctx context.Context, s sandbox.Session, in runtime.B
 	}
 	r.agent = in.AgentName
 	r.workDir = in.WorkDir()
+	r.trustRepo = in.TrustRepoSettings
+	r.boot = in
+	r.booted = true
 	return nil
 }
 
@@ -191,11 +197,15 @@ func (r *Runtime) BootstrapHooks(ctx context.Context, s sandbox.Session, in runt
 	return nil
 }
 
-// restoreHooks rewrites the settings files BootstrapHooks wrote and checks
-// the repo's own settings again, before every iteration: the agent of an
-// earlier iteration may have edited them, and Claude Code reads hooks at
-// start.
-func (r *Runtime) restoreHooks(ctx context.Context, s sandbox.Session, workDir string) error {
+// restoreHooks puts CLAUDE_CONFIG_DIR back as Bootstrap and
+// BootstrapHooks left it (restoreConfigDir), rewrites the workspace
+// settings file and checks the repo's own settings again, before every
+// iteration: the agent of an earlier iteration may have edited them, and
+// Claude Code reads its configuration at start.
+func (r *Runtime) restoreHooks(ctx context.Context, s sandbox.Session, workDir string, fetched []runtime.Skill) error {
+	if err := r.restoreConfigDir(ctx, s, fetched); err != nil {
+		return err
+	}
 	if !r.hooksOn {
 		return nil
 	}
@@ -210,14 +220,66 @@ func (r *Runtime) restoreHooks(ctx context.Context, s sandbox.Session, workDir s
 	return nil
 }
 
+// cleanConfigScript empties the config dir ($1) but for the entries that
+// survive from one iteration to the next: Claude Code's session
+// transcripts (projects/, what --resume and SaveTranscript read; their
+// memory/ directories are removed, Claude Code loads them as
+// instructions) and fullsend's debug logs (fullsend-logs/), each only as
+// a real directory. Everything else goes and what fullsend put there is
+// uploaded again from the host copy: besides fullsend's agents, skills,
+// plugins and settings, Claude Code 2.1.332 writes .claude.json (and its
+// backups/), sessions/, session-env/, shell-snapshots/ (sourced before
+// every Bash command) and plugins/store/, and reads commands/,
+// output-styles/, CLAUDE.md and the transcripts' memory/ as instructions;
+// none of it is needed by a fresh --print session, and only the
+// transcript (projects/<cwd>/<session>.jsonl) by --resume.
+const cleanConfigScript = `set -e
+cd -P -- "$1"
+for k in projects fullsend-logs; do [ -L "$k" ] && rm -f -- "$k"; done
+find . -mindepth 1 -maxdepth 1 ! -name projects ! -name fullsend-logs -exec rm -rf -- {} +
+if [ -d projects ]; then find projects -mindepth 2 -maxdepth 2 -name memory -exec rm -rf -- {} +; fi
+[ -z "$(find . -mindepth 1 -maxdepth 1 ! -name projects ! -name fullsend-logs)" ]`
+
+// restoreConfigDir empties CLAUDE_CONFIG_DIR (see cleanConfigScript) and
+// uploads the agent, skills, plugins and the skills fetched at run time
+// again from their host copies.
+func (r *Runtime) restoreConfigDir(ctx context.Context, s sandbox.Session, fetched []runtime.Skill) error {
+	if !r.booted {
+		return nil
+	}
+	res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", cleanConfigScript, "sh", r.ConfigDir()}})
+	if err != nil {
+		return fmt.Errorf("restoring %s: %w", r.ConfigDir(), err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("restoring %s: exit status %d: %s", r.ConfigDir(), res.ExitCode, lastLine(res.Stderr))
+	}
+	if err := runtime.UploadConfig(ctx, s, r.ConfigDir(), r.boot); err != nil {
+		return fmt.Errorf("restoring %s: %w", r.ConfigDir(), err)
+	}
+	for _, sk := range fetched {
+		if err := runtime.CheckName("skill", sk.Name); err != nil {
+			return err
+		}
+		dst := path.Join(r.ConfigDir(), "skills", sk.Name)
+		if err := s.Upload(ctx, sk.HostDir, dst); err != nil {
+			return fmt.Errorf("restoring fetched skill %q to %s: %w", sk.Name, dst, err)
+		}
+	}
+	return nil
+}
+
 // checkRepoSettings refuses repo-level Claude settings that switch hooks
-// off (they would silently disable every sandbox check).
+// off or, unless the harness trusts them (TrustRepoSettings), start
+// processes or trust the repository's MCP servers (CheckProjectSettings).
+// It runs at bootstrap and again before every iteration: the agent may
+// have written them.
 func (r *Runtime) checkRepoSettings(ctx context.Context, s sandbox.Session, workDir string) error {
 	if workDir == runtime.WorkspaceDir {
 		return nil
 	}
-	for _, name := range []string{"settings.json", "settings.local.json"} {
-		p := path.Join(workDir, ".claude", name)
+	for _, name := range RepoSettingsFiles {
+		p := path.Join(workDir, name)
 		data, ok, err := runtime.ReadFile(ctx, s, p)
 		if err != nil || !ok {
 			if err != nil {
@@ -225,17 +287,52 @@ func (r *Runtime) checkRepoSettings(ctx context.Context, s sandbox.Session, work
 			}
 			continue
 		}
-		var doc struct {
-			DisableAllHooks *bool `json:"disableAllHooks"`
+		issues, err := CheckProjectSettings(p, data)
+		if err != nil {
+			return err
 		}
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return fmt.Errorf("target repo %s: not valid JSON (%v); refusing to run with settings that cannot be checked", p, err)
+		for _, is := range issues {
+			if is.Always || !r.trustRepo {
+				return fmt.Errorf("target repo %s; refused%s", is, trustHint(is))
+			}
 		}
-		if doc.DisableAllHooks != nil && *doc.DisableAllHooks {
-			return fmt.Errorf("target repo %s sets disableAllHooks: true, which would switch off the sandbox security hooks", p)
+	}
+	return r.checkRepoAgents(ctx, s, workDir)
+}
+
+// checkRepoAgents refuses a repository agent definition that would
+// replace the run's agent (DefinesAgent): the agent of an earlier
+// iteration may have written one.
+func (r *Runtime) checkRepoAgents(ctx context.Context, s sandbox.Session, workDir string) error {
+	dir := path.Join(workDir, RepoAgentsDir)
+	res, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"sh", "-c", `[ -d "$1" ] || exit 0; find "$1" -type f -name '*.md' -print0`, "sh", dir}})
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", dir, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("listing %s: exit status %d: %s", dir, res.ExitCode, lastLine(res.Stderr))
+	}
+	for _, p := range strings.Split(string(res.Stdout), "\x00") {
+		if p == "" {
+			continue
+		}
+		data, ok, err := runtime.ReadFile(ctx, s, p)
+		if err != nil {
+			return err
+		}
+		if ok && DefinesAgent(p, data, r.agent) {
+			return fmt.Errorf("target repo %s defines agent %q, which Claude Code would run instead of the harness's agent definition; refused", p, r.agent)
 		}
 	}
 	return nil
+}
+
+// trustHint says how to accept a refused key (nothing for disableAllHooks).
+func trustHint(is SettingsIssue) string {
+	if is.Always {
+		return ""
+	}
+	return " (remove the key, or set security.trust_repo_settings: true in a local harness to let the repository run it)"
 }
 
 // envPrelude sources /sandbox/workspace/.env and .env.d/* (exported) before
@@ -273,8 +370,11 @@ func (r *Runtime) Args(in runtime.RunInput, debugFile string) ([]string, error) 
 	}
 	// Partial messages carry each turn's final usage (message_delta); hook
 	// events carry every hook answer, from which verdicts are recorded.
+	// --strict-mcp-config: MCP servers come from --mcp-config only, and
+	// fullsend passes none, so neither the repository's .mcp.json nor a
+	// .claude.json the agent wrote can start a server.
 	args := append(argv0, "--print", "--agent", agent, "--output-format", "stream-json", "--verbose",
-		"--include-partial-messages", "--include-hook-events")
+		"--include-partial-messages", "--include-hook-events", "--strict-mcp-config")
 	if r.hooksOn {
 		args = append(args, "--settings", SettingsPath)
 	}
@@ -336,7 +436,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 	if workDir == "" {
 		workDir = runtime.WorkspaceDir
 	}
-	if err := r.restoreHooks(ctx, s, workDir); err != nil {
+	if err := r.restoreHooks(ctx, s, workDir, in.FetchedSkills); err != nil {
 		return nil, r.fail("hooks", err)
 	}
 	r.lastResult = in.ResultPath

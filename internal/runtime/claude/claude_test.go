@@ -284,7 +284,7 @@ func TestRunSuccess(t *testing.T) {
 
 	args := strings.Split(strings.TrimSpace(f.recorded(t, "args")), "\n")
 	wantArgs := []string{"--print", "--agent", "code", "--output-format", "stream-json", "--verbose",
-		"--include-partial-messages", "--include-hook-events",
+		"--include-partial-messages", "--include-hook-events", "--strict-mcp-config",
 		"--settings", f.s.HostPath(SettingsPath), "--permission-mode", "bypassPermissions", "--model", "sonnet",
 		"--max-turns", "5", "--effort", "high", "--debug-file", f.s.HostPath(LogDir + "/claude-debug-1.log")}
 	if strings.Join(args, " ") != strings.Join(wantArgs, " ") {

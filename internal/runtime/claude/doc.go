@@ -34,7 +34,7 @@
 // directory, after sourcing /sandbox/workspace/.env and .env.d/* (exported):
 //
 //	[node] claude --print --agent <name> --output-format stream-json --verbose
-//	       --include-partial-messages --include-hook-events
+//	       --include-partial-messages --include-hook-events --strict-mcp-config
 //	       --settings /sandbox/workspace/.claude/settings.json
 //	       --permission-mode bypassPermissions [--model M] [--max-turns N]
 //	       [--effort E] [--debug-file …]
@@ -67,8 +67,14 @@
 // hook each <name>...` (one process runs every hook of the event, each under
 // its own tool matcher; see internal/hooks). It refuses
 // to run when the target repo's own .claude/settings.json or
-// settings.local.json sets disableAllHooks: true or is not valid JSON.
-// Hooks the repo adds run too (inside the same sandbox).
+// settings.local.json is not one JSON object, sets disableAllHooks: true,
+// or sets a key that starts a process, sets the environment, loads
+// plugins or trusts the repository's MCP servers (CheckProjectSettings,
+// projectsettings.go), unless BootstrapInput.TrustRepoSettings (harness
+// security.trust_repo_settings) accepts the latter; then hooks the repo
+// adds run too (inside the same sandbox). --strict-mcp-config with no
+// --mcp-config: no MCP server starts, from the repo's .mcp.json or
+// anywhere else.
 //
 // Tool allowlist: when the agent definition restricts its tools
 // (frontmatter `tools:`, e.g. "Bash(gh,curl,jq), Skill"; read from the
@@ -79,9 +85,13 @@
 // fails Bootstrap. The list is never exported in the environment: .env
 // and .env.d/ are in the writable workspace and sourced before every
 // iteration, so the agent could change it for the next one. The settings
-// files are writable too, so Run rewrites both from memory and checks the
-// repo's settings again before every iteration (Claude Code reads hooks
-// at start; the bash risk hook refuses edits of them meanwhile). What an
+// files are writable too, so before every iteration Run empties
+// CLAUDE_CONFIG_DIR but for projects/ (transcripts, without memory/) and
+// fullsend-logs/, uploads the agent, skills, plugins and skills fetched at
+// run time again from their host copies, rewrites both settings files
+// from memory and checks the repo's settings again (Claude Code reads its
+// configuration at start; the bash risk hook refuses edits of it
+// meanwhile). What an
 // allowed program does is not confined: see package hooks. It also plants the run's canary token in a
 // decoy /sandbox/.aws/credentials (only when no such file exists), next to
 // the FULLSEND_CANARY_TOKEN variable, so secret harvesting trips the canary
