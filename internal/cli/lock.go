@@ -52,6 +52,10 @@ file is replaced atomically; on any failure the previous file is intact.`,
 			if err != nil {
 				return err
 			}
+			if un := res.Unverified(); len(un) > 0 {
+				// lock.yaml records URL→pin pairs: only ones a fetch confirmed.
+				return fmt.Errorf("%s: not recording %s: sha256 %s is cached, but no fetch has confirmed that this URL serves it; run `%s` without --offline to confirm it", displayPath(path), un[0].URL, un[0].SHA256, lockCommand(cmd, t.Arg, update))
+			}
 			now := testOnlyNow().UTC()
 			entry := resolve.LockEntry(res, now)
 			lf := old

@@ -178,6 +178,10 @@ type resolver struct {
 	auditErr   error
 	notices    []string
 	noticeSeen map[string]bool
+	// URL→pin pairs confirmed by a fetch in this resolution (key URL NUL
+	// hash), and URLs used from the cache unconfirmed (vouch.go).
+	confirmed  map[string]bool
+	unverified map[string]bool
 
 	// registry tier (registry.go)
 	ctx          context.Context // the caller's: background pushes use it
@@ -266,6 +270,7 @@ func newResolver(o Options) (*resolver, error) {
 		o: o, cfg: o.Config, traceID: o.TraceID, sem: make(chan struct{}, o.Concurrency),
 		maxDepth: rr.MaxDepth, maxRes: rr.MaxResources,
 		nodes: map[string]*Node{}, flights: map[ref.Digest]*flight{}, noticeSeen: map[string]bool{},
+		confirmed: map[string]bool{}, unverified: map[string]bool{},
 		bases: map[string]*Node{}, baseRefs: map[string]bool{},
 		regSem: make(chan struct{}, RegistryConcurrency), pushSem: make(chan struct{}, pushConcurrency),
 		warnedKinds: map[string]bool{}, ctx: context.Background(), prefetches: map[ref.Digest]*prefetch{},
@@ -443,7 +448,7 @@ func (r *resolver) fetchBase(ctx context.Context, rf ref.Ref) ([]byte, error) {
 	}
 	r.bases[rf.URL] = &Node{
 		Kind: "base", Type: cas.TypeFile, URL: rf.URL, LocalPath: e.ContentPath, SHA256: rf.Digest,
-		Remote: true, CacheHit: hit, AllowedBy: allowedBy, FetchType: FetchBaseResource,
+		Remote: true, CacheHit: hit, Unverified: r.unverified[rf.URL], AllowedBy: allowedBy, FetchType: FetchBaseResource,
 		key: rf.String(), base: rf.URL, container: rf.URL,
 	}
 	return b, nil
@@ -790,6 +795,7 @@ func (r *resolver) fetchNode(ctx context.Context, n *Node) error {
 		return err
 	}
 	n.CacheHit = hit
+	n.Unverified = r.isUnverified(w.url)
 	n.Files = e.Files
 	n.base = n.URL
 	if n.Type == cas.TypeDirectory {
