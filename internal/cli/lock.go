@@ -48,6 +48,7 @@ file is replaced atomically; on any failure the previous file is intact.`,
 			}
 			rf := f
 			rf.Frozen = false
+			rf.commits = true
 			res, err := env.resolveTarget(cmd.Context(), cmd, t, rf, false)
 			if err != nil {
 				return err

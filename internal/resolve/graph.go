@@ -31,6 +31,9 @@ type Node struct {
 	Kind     string
 	Remote   bool
 	CacheHit bool
+	// Commit is the commit id a forge URL naming a branch or tag resolved
+	// to (Options.ResolveCommits only; commits.go).
+	Commit string
 	// Unverified: a remote node taken from the cache although no fetch
 	// has confirmed that its URL serves its hash (offline; vouch.go).
 	Unverified bool

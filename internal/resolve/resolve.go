@@ -90,6 +90,10 @@ type Options struct {
 	// is asked (nil: fail).
 	Yes     bool
 	Confirm func(prompt string) (bool, error)
+	// ResolveCommits resolves every forge URL naming a branch or tag to
+	// the commit it names now, checks that commit serves the pin and sets
+	// Node.Commit (`fullsend lock`; commits.go). Online only.
+	ResolveCommits bool
 	// Concurrency bounds concurrent fetches (default DefaultConcurrency).
 	// Registry lookups have their own bound (RegistryConcurrency).
 	Concurrency int
@@ -125,6 +129,9 @@ type Result struct {
 	Warnings []string
 	// Notices are harness and scanner notices.
 	Notices []string
+	// MovableRefs are the remote URLs naming a forge branch or tag rather
+	// than a commit id, sorted (commits.go).
+	MovableRefs []string
 }
 
 // SkillDir is a skill directory of a result.
@@ -182,6 +189,7 @@ type resolver struct {
 	// hash), and URLs used from the cache unconfirmed (vouch.go).
 	confirmed  map[string]bool
 	unverified map[string]bool
+	movable    []string // URLs at a branch or tag (commits.go)
 
 	// registry tier (registry.go)
 	ctx          context.Context // the caller's: background pushes use it
@@ -238,6 +246,7 @@ func resolveHarness(ctx context.Context, target string, o Options) (*Result, err
 	}
 	res.TraceID = r.traceID
 	res.Notices = append(res.Notices, r.notices...)
+	res.MovableRefs = r.movableRefs()
 	if err := r.checkLock(res); err != nil {
 		return nil, err
 	}
@@ -796,6 +805,9 @@ func (r *resolver) fetchNode(ctx context.Context, n *Node) error {
 	}
 	n.CacheHit = hit
 	n.Unverified = r.isUnverified(w.url)
+	if err := r.pinCommit(ctx, w, n); err != nil {
+		return err
+	}
 	n.Files = e.Files
 	n.base = n.URL
 	if n.Type == cas.TypeDirectory {
