@@ -97,7 +97,7 @@ func (e *Env) resolveTarget(ctx context.Context, cmd *cobra.Command, t HarnessTa
 	}
 	pr.Event(progress.Event{Kind: progress.PhaseEnd, Name: "resolve", Status: status, Duration: time.Since(start)})
 	if err != nil {
-		return nil, err
+		return nil, t.explainRoot(err)
 	}
 	for _, n := range res.Notices {
 		e.notef("%s", n)

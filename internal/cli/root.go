@@ -203,6 +203,7 @@ interrupted (Ctrl-C, SIGTERM).`,
 	for _, ctor := range commands {
 		root.AddCommand(ctor(env))
 	}
+	polishUsage(root)
 	return root
 }
 

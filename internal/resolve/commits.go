@@ -3,9 +3,11 @@ package resolve
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 
 	"github.com/fullsend-ai/fullsend/internal/forge"
+	"github.com/fullsend-ai/fullsend/internal/ref"
 )
 
 // A forge URL naming a branch or tag ("tree/main/…") can move: the pin
@@ -69,4 +71,14 @@ func (r *resolver) movableRefs() []string {
 	out := slices.Clone(r.movable)
 	slices.Sort(out)
 	return out
+}
+
+// notForge is the error for a directory URL on a host that is not a
+// configured forge: it names the config.yaml entry that would make it one.
+func notForge(u string) error {
+	host := ref.Hostname(u)
+	if hp, err := url.Parse(u); err == nil && hp.Host != "" {
+		host = hp.Host
+	}
+	return fmt.Errorf("%s: %w; if %s is a GitHub or GitLab server, add it to config.yaml: `forges: [{host: %s, type: github}]` (type: gitlab for GitLab; api_url and token_env when they differ from the defaults), then write the URL as https://%s/OWNER/REPO/tree/REF/PATH", u, ErrNotForge, host, host, host)
 }

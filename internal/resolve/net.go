@@ -337,7 +337,7 @@ func (r *resolver) download(ctx context.Context, n *Network, w want) (map[string
 func (r *resolver) fromOrigin(ctx context.Context, n *Network, w want) (map[string][]byte, []byte, error) {
 	if w.typ == cas.TypeDirectory {
 		if w.loc == nil {
-			return nil, nil, fmt.Errorf("%s: %w", w.url, ErrNotForge)
+			return nil, nil, notForge(w.url)
 		}
 		files, err := n.Forge.FetchTree(ctx, *w.loc)
 		if err != nil {

@@ -608,9 +608,9 @@ func (r *resolver) remoteNode(n *Node, rf ref.Ref) error {
 
 func (r *resolver) notAllowed(u string) error {
 	if len(r.allow) == 0 {
-		return fmt.Errorf("%s: %w (the harness's allowed_remote_resources is empty)", u, ref.ErrNotAllowed)
+		return fmt.Errorf("%s: %w (the harness's allowed_remote_resources is empty); %s", u, ref.ErrNotAllowed, ref.AllowHint(u))
 	}
-	return fmt.Errorf("%s: %w (allowed_remote_resources: %s)", u, ref.ErrNotAllowed, strings.Join(r.allow, ", "))
+	return fmt.Errorf("%s: %w (allowed_remote_resources: %s); %s", u, ref.ErrNotAllowed, strings.Join(r.allow, ", "), ref.AllowHint(u))
 }
 
 func labels(chain []*Node) []string {
@@ -794,7 +794,7 @@ func (r *resolver) fetchNode(ctx context.Context, n *Node) error {
 		w.loc = &loc
 	case errors.Is(err, forge.ErrNotForge):
 		if n.Type == cas.TypeDirectory {
-			return fmt.Errorf("%s: %w", n.URL, ErrNotForge)
+			return notForge(n.URL)
 		}
 	default:
 		return err
