@@ -23,7 +23,7 @@ func TestErrorsNameTheirFix(t *testing.T) {
 		"fs/harness/remote.yaml":        "agent: agents/a.md\nruntime: script\nskills:\n  - https://github.com/acme/skills/tree/main/skills/x#sha256=" + pin + "\n",
 		"fs/harness/noforge.yaml":       "agent: agents/a.md\nruntime: script\nskills:\n  - https://example.com/skills/x#sha256=" + pin + "\nallowed_remote_resources: [https://example.com/]\n",
 		"fs/harness/docker.yaml":        "agent: agents/a.md\nruntime: script\n",
-		"fs/harness/docker.script.yaml": "steps: []\n",
+		"fs/harness/docker.script.yaml": "steps:\n  - say: hi\n",
 		"hello/harness.yaml":            "agent: agents/a.md\n",
 	}
 	for name, content := range files {
