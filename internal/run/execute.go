@@ -232,7 +232,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		err = x.limitErr(err)
 		x.finish(ctx, err)
 		x.traceFinish(span, err)
-		if werr := x.report.write(); werr != nil && err == nil {
+		if werr := x.report.save(); werr != nil && err == nil {
 			err = fmt.Errorf("run %s: writing %s: %w", id, ReportFile, werr)
 		}
 		rep = x.report

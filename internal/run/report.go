@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fullsend-ai/fullsend/internal/atomicfile"
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -199,7 +198,7 @@ func (r *Report) write() error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(r.dir, ReportFile), append(data, '\n'), 0o600)
+	return writeFile(filepath.Join(r.dir, ReportFile), append(data, '\n'), 0o600)
 }
 
 // ErrNoRun is returned by Load for an unknown run id.
