@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
@@ -146,6 +147,14 @@ func (s *Store) cleanTemp() error {
 		case strings.HasPrefix(de.Name(), rmPrefix):
 			if err := os.RemoveAll(p); err != nil {
 				return fmt.Errorf("cache %s: %w", s.dir, err)
+			}
+		case strings.HasPrefix(de.Name(), metaPrefix) && de.Type().IsRegular():
+			// Confirm's temporary metadata: renamed into its entry within
+			// milliseconds, so one this old belongs to a crashed writer.
+			if fi, err := de.Info(); err == nil && time.Since(fi.ModTime()) > staleMetaAge {
+				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("cache %s: %w", s.dir, err)
+				}
 			}
 		case strings.HasPrefix(de.Name(), putPrefix) && de.IsDir():
 			unlock, free, err := tryLockDir(p)

@@ -50,11 +50,20 @@
 //
 // # Layout
 //
-//	<cache>/resources/sha256/<hex>/metadata.json  url, fetch_time, content_type, sha256, type
+//	<cache>/resources/sha256/<hex>/metadata.json  url, fetch_time, content_type, sha256, type, confirmed_urls
 //	<cache>/resources/sha256/<hex>/content        a file entry's bytes, or
 //	<cache>/resources/sha256/<hex>/tree/...       a directory entry's files
 //	<cache>/resources/tmp/put-*                   a writer's directory in progress
 //	<cache>/resources/tmp/rm-*                    an entry being removed
+//	<cache>/resources/tmp/meta-*                  Confirm's new metadata.json
+//
+// confirmed_urls lists the URLs a fetch has shown to serve the entry, each
+// with the time of the latest such fetch ({"url", "time"}). Confirm adds
+// one: under the entry directory's flock it verifies the entry, writes the
+// new metadata.json under resources/tmp and renames it over the old one,
+// so the entry never holds a foreign file and no confirmation is lost to a
+// concurrent one. Deciding whether a confirmation still holds (a branch
+// may move) is package resolve's.
 //
 // content_type is a file entry's MIME type as the caller gave it, else as
 // net/http's DetectContentType sniffs it from the content ("text/plain;

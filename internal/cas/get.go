@@ -434,7 +434,14 @@ const maxMetaString = 8 << 10
 // maxMetaString bytes. Nothing else in metadata.json is trusted: the hash
 // and type are checked against the entry's name and layout.
 func checkMeta(m Metadata) error {
-	for _, f := range []struct{ name, v string }{{"url", m.URL}, {"content_type", m.ContentType}} {
+	if len(m.ConfirmedURLs) > MaxConfirmedURLs {
+		return fmt.Errorf("confirmed_urls lists more than %d URLs", MaxConfirmedURLs)
+	}
+	fields := []struct{ name, v string }{{"url", m.URL}, {"content_type", m.ContentType}}
+	for _, c := range m.ConfirmedURLs {
+		fields = append(fields, struct{ name, v string }{"confirmed_urls", c.URL})
+	}
+	for _, f := range fields {
 		if len(f.v) > maxMetaString {
 			return fmt.Errorf("%s is longer than %d bytes", f.name, maxMetaString)
 		}

@@ -54,7 +54,34 @@ type Metadata struct {
 	ContentType string    `json:"content_type,omitempty"`
 	SHA256      string    `json:"sha256"`
 	Type        Type      `json:"type"`
+	// ConfirmedURLs are the URLs a fetch from the origin has shown to
+	// serve this content, each with the time of the latest such fetch (see
+	// Confirm). The entry answers for these URLs only: the content is right
+	// by its hash, but that a URL serves it is a claim only a fetch can
+	// make.
+	ConfirmedURLs []Confirmation `json:"confirmed_urls,omitempty"`
 }
+
+// Confirmation is one entry of Metadata.ConfirmedURLs.
+type Confirmation struct {
+	URL  string    `json:"url"`
+	Time time.Time `json:"time"`
+}
+
+// Confirmed returns when a fetch last confirmed that url serves m's
+// content, and whether one ever did.
+func (m Metadata) Confirmed(url string) (time.Time, bool) {
+	for _, c := range m.ConfirmedURLs {
+		if c.URL == url {
+			return c.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// MaxConfirmedURLs bounds an entry's confirmed_urls; Confirm drops the
+// oldest beyond it.
+const MaxConfirmedURLs = 64
 
 // TreeFile is one file of a tree entry.
 type TreeFile struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -137,7 +138,12 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 			}
 			srv = chat.NewServer(chat.Options{Store: store, CheckImage: a.CheckImage, Redact: redact,
 				Run: func(ctx context.Context, t chat.TurnInput) (*runtime.Outcome, error) { return chatTurn(ctx, a, dir, t) }})
-			return srv.Serve(ctx, env.Stdin, env.Stdout)
+			if !env.Quiet {
+				fmt.Fprintln(pr.Writer(), chatReady)
+			}
+			// Each envelope is written with the status line off, so on a
+			// terminal the spinner never shares a line with JSON.
+			return srv.Serve(ctx, env.Stdin, heldWriter{w: env.Stdout, hold: pr.Hold})
 		}},
 	})
 }
@@ -196,4 +202,21 @@ func chatTurn(ctx context.Context, a *runpkg.Agent, dir string, t chat.TurnInput
 	out, err := a.Runtime.Run(ctx, a.Session, in)
 	a.Count(out)
 	return out, err
+}
+
+// chatReady is the line chat prints on stderr once the sandbox is up and
+// requests are read.
+const chatReady = `fullsend: chat: ready: send one JSON request per line on stdin, e.g. {"type":"user_message","session":"s1","text":"hello"}`
+
+// heldWriter writes to w with the progress status line erased (hold
+// returns its release).
+type heldWriter struct {
+	w    io.Writer
+	hold func() (release func())
+}
+
+func (h heldWriter) Write(p []byte) (int, error) {
+	release := h.hold()
+	defer release()
+	return h.w.Write(p)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
@@ -40,8 +41,9 @@ const doctorProbeTimeout = 60 * time.Second
 
 func newDoctorCmd(env *Env) *cobra.Command {
 	var asJSON bool
+	var claudeBinary string
 	cmd := &cobra.Command{
-		Use:   "doctor [--json]",
+		Use:   "doctor [--json] [--claude-binary PATH]",
 		Short: "Check what this machine can enforce and what fullsend needs",
 		Long: `doctor checks, and prints as ok, warn or fail with the fix:
 
@@ -51,7 +53,9 @@ func newDoctorCmd(env *Env) *cobra.Command {
   cgroups          memory, pids and cpu limits enforced by a writable cgroup
                    (v2 delegated, or v1 as root) or only by rlimits
   docker           the Docker/Podman engine answers (the docker backend)
-  claude           the claude CLI is on PATH (the claude runtime)
+  claude           the Claude Code CLI the claude runtime would use
+                   (--claude-binary, runtimes.claude.binary, else claude on
+                   PATH) answers --version, and is the version CI tests
   config           config.yaml of the fullsend dir loads and is valid
   cache            every cache entry re-hashes to its name (corrupt entries
                    are removed, as by 'fullsend cache verify')
@@ -62,7 +66,12 @@ A check that concerns the configured sandbox backend fails; the same check
 for a backend not in use only warns. Exit status 0 unless a check failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			checks := runDoctor(cmd.Context(), env)
+			if claudeBinary != "" {
+				if err := config.CheckClaudeBinary(claudeBinary); err != nil {
+					return usageError{fmt.Errorf("--claude-binary: %w", err)}
+				}
+			}
+			checks := runDoctor(cmd.Context(), env, claudeBinary)
 			failed := 0
 			for _, c := range checks {
 				if c.Status == doctorFail {
@@ -94,6 +103,7 @@ for a backend not in use only warns. Exit status 0 unless a check failed.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&claudeBinary, "claude-binary", "", "check this Claude Code CLI (a `PATH` or a command on $PATH) instead of config runtimes.claude.binary or claude")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object {\"ok\", \"checks\": [{name, status, detail, fix}]}")
 	return cmd
 }
@@ -101,7 +111,7 @@ for a backend not in use only warns. Exit status 0 unless a check failed.`,
 // runDoctor runs every check. Probes are the sandbox packages' own (the
 // local backend provisioning a session, its Capabilities, guest.LandlockABI,
 // the docker backend's engine ping), never re-implementations.
-func runDoctor(ctx context.Context, env *Env) []doctorCheck {
+func runDoctor(ctx context.Context, env *Env, claudeBinary string) []doctorCheck {
 	cfg, cfgErr := env.LoadConfig()
 	backend := "local"
 	if cfg != nil && cfg.Sandbox.Backend != "" {
@@ -117,7 +127,7 @@ func runDoctor(ctx context.Context, env *Env) []doctorCheck {
 	var checks []doctorCheck
 	checks = append(checks, doctorLocal(ctx, severity("local"))...)
 	checks = append(checks, doctorDocker(cfg, severity("docker")))
-	checks = append(checks, doctorClaude())
+	checks = append(checks, doctorClaude(ctx, env, cfg, claudeBinary))
 	checks = append(checks, doctorConfig(env, cfg, cfgErr))
 	checks = append(checks, doctorCache(env))
 	checks = append(checks, doctorForges(env, cfg)...)
@@ -235,15 +245,49 @@ func doctorDocker(cfg *config.Config, sev string) doctorCheck {
 	return c
 }
 
-func doctorClaude() doctorCheck {
+// doctorClaude locates the Claude Code CLI as the claude runtime does
+// (--claude-binary, else config.yaml runtimes.claude.binary, else claude on
+// PATH; claude.Locate), runs its --version and compares the answer with
+// the version CI tests (claude.TestedVersion).
+func doctorClaude(ctx context.Context, env *Env, cfg *config.Config, flagBinary string) doctorCheck {
 	c := doctorCheck{Name: "claude"}
-	p, err := exec.LookPath("claude")
+	binary, from := flagBinary, "--claude-binary"
+	if binary == "" && cfg != nil && cfg.Runtimes.Claude.Binary != "" {
+		binary, from = cfg.Runtimes.Claude.Binary, "config.yaml runtimes.claude.binary"
+	}
+	if binary == "" {
+		from = "PATH"
+	}
+	in, err := claude.Locate(binary, env.Getenv)
 	if err != nil {
-		c.Status, c.Detail = doctorWarn, "claude CLI not on PATH: the claude runtime (the default when neither harness nor config names one) cannot run"
-		c.Fix = "install Claude Code (npm install -g @anthropic-ai/claude-code), or use runtime: native or script"
+		c.Status, c.Detail = doctorWarn, fmt.Sprintf("%v (from %s): the claude runtime cannot run", err, from)
+		c.Fix = fmt.Sprintf("install Claude Code %s (npm install -g @anthropic-ai/claude-code@%s) or name it in config.yaml runtimes.claude.binary or --claude-binary; or use runtime: native or script", claude.TestedVersion, claude.TestedVersion)
 		return c
 	}
-	c.Status, c.Detail = doctorOK, p
+	vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	name, args := in.Host, []string{"--version"}
+	if in.Node != "" {
+		name, args = in.Node, []string{in.Host, "--version"}
+	}
+	cmd := exec.CommandContext(vctx, name, args...)
+	cmd.Env = []string{"PATH=" + env.Getenv("PATH"), "HOME=" + env.Getenv("HOME")}
+	out, err := cmd.Output()
+	version := claude.ParseVersion(string(out))
+	switch {
+	case err != nil || version == "":
+		why := "printed no version"
+		if err != nil {
+			why = err.Error()
+		}
+		c.Status, c.Detail = doctorWarn, fmt.Sprintf("%s (from %s): `claude --version` failed: %s", in.Host, from, why)
+		c.Fix = fmt.Sprintf("reinstall Claude Code %s (npm install -g @anthropic-ai/claude-code@%s)", claude.TestedVersion, claude.TestedVersion)
+	case version != claude.TestedVersion:
+		c.Status, c.Detail = doctorWarn, fmt.Sprintf("%s (from %s): Claude Code %s, but CI tests %s; other versions may change flags or output", in.Host, from, version, claude.TestedVersion)
+		c.Fix = fmt.Sprintf("npm install -g @anthropic-ai/claude-code@%s (or point runtimes.claude.binary at that version)", claude.TestedVersion)
+	default:
+		c.Status, c.Detail = doctorOK, fmt.Sprintf("%s (from %s): Claude Code %s, the version CI tests", in.Host, from, version)
+	}
 	return c
 }
 

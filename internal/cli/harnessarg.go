@@ -23,6 +23,8 @@ type HarnessTarget struct {
 	URL   string // remote harness reference as given (https…#sha256=…)
 	Root  string // the fullsend dir its local references resolve against
 	Agent string // agent name from config.yaml agents:, when given by name
+	// RootFrom says how Root was chosen (for errors about missing files).
+	RootFrom string
 	// RepoLayer: the harness file or its fullsend dir is untrusted input
 	// (inside the target repository's work tree; package trust), so the
 	// harness is checked as a repository layer's.
@@ -80,15 +82,37 @@ func (e *Env) resolveHarnessArg(cmd *cobra.Command, arg string) (HarnessTarget, 
 		t.Path = p
 	} else if p, ok := harnessFile(filepath.Join(e.FullsendDir, arg)); ok && k == ref.Relative {
 		t.Path = p
+	} else if isDir(arg) {
+		return t, fmt.Errorf("harness %s: is a directory; did you mean %s?", arg, filepath.Join(arg, "harness.yaml"))
 	} else if isAgentName(arg) {
 		return e.agentTarget(t)
 	} else {
 		return t, fmt.Errorf("harness %s: no such file (nor under %s)", arg, e.FullsendDir)
 	}
-	if !explicit && !pathWithin(t.Path, e.FullsendDir) {
+	switch {
+	case explicit:
+		t.RootFrom = "given by --fullsend-dir"
+	case !pathWithin(t.Path, e.FullsendDir):
 		t.Root = harness.FindRoot(t.Path)
+		t.RootFrom = "inferred from the harness's location: the parent of its harness/ directory, else its own directory; --fullsend-dir sets another"
+	default:
+		t.RootFrom = "the default --fullsend-dir, which holds the harness"
 	}
 	return t, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// explainRoot adds to an error about a missing local reference which
+// fullsend dir it was looked up in and how that dir was chosen.
+func (t HarnessTarget) explainRoot(err error) error {
+	if err == nil || t.RootFrom == "" || !errors.Is(err, harness.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("%w; relative paths resolve against the fullsend dir %s (%s)", err, t.Root, t.RootFrom)
 }
 
 func harnessFile(p string) (string, bool) {
@@ -178,7 +202,7 @@ func (e *Env) loadHarness(cmd *cobra.Command, arg, forge string, forgeOptional b
 	layers, check := e.harnessTrust(t)
 	h, err := harness.Load(t.Path, harness.LoadOptions{Root: t.Root, Layers: layers, Config: cfg, Forge: forge, ForgeOptional: forgeOptional, Check: check})
 	if err != nil {
-		return nil, nil, t, err
+		return nil, nil, t, t.explainRoot(err)
 	}
 	for _, n := range h.Notices {
 		e.notef("%s", n)

@@ -48,9 +48,14 @@ file is replaced atomically; on any failure the previous file is intact.`,
 			}
 			rf := f
 			rf.Frozen = false
+			rf.commits = true
 			res, err := env.resolveTarget(cmd.Context(), cmd, t, rf, false)
 			if err != nil {
 				return err
+			}
+			if un := res.Unverified(); len(un) > 0 {
+				// lock.yaml records URL→pin pairs: only ones a fetch confirmed.
+				return fmt.Errorf("%s: not recording %s: sha256 %s is cached, but no fetch has confirmed that this URL serves it; run `%s` without --offline to confirm it", displayPath(path), un[0].URL, un[0].SHA256, lockCommand(cmd, t.Arg, update))
 			}
 			now := testOnlyNow().UTC()
 			entry := resolve.LockEntry(res, now)

@@ -38,6 +38,8 @@ type ResolveFlags struct {
 	// forgeOptional: Forge is the overlay a detected CI selected, applied
 	// only when the harness has it (package ci).
 	forgeOptional bool
+	// commits: resolve branch and tag URLs to commits (lock).
+	commits bool
 }
 
 func (f *ResolveFlags) add(cmd *cobra.Command, forge bool) {
@@ -105,13 +107,16 @@ func (e *Env) resolveTarget(ctx context.Context, cmd *cobra.Command, t HarnessTa
 		for _, w := range resolve.Warnings(err) {
 			e.warnf("%s", w)
 		}
-		return nil, err
+		return nil, t.explainRoot(err)
 	}
 	for _, n := range res.Notices {
 		e.notef("%s", n)
 	}
 	for _, w := range res.Warnings {
 		e.warnf("%s", w)
+	}
+	if m := movableWarning(res.MovableRefs); m != "" {
+		e.warnf("%s", m)
 	}
 	return res, nil
 }
@@ -154,6 +159,8 @@ func (e *Env) ResolveOptions(cfg *config.Config, root string, f ResolveFlags) (r
 		Frozen:  f.Frozen,
 		Yes:     f.Yes,
 		Scanner: &lazyScanner{build: func() (*scan.Pipeline, error) { return newScanPipeline(cfg, cacheDir, e.Getenv, accept) }},
+
+		ResolveCommits: f.commits,
 	}
 	o.ForgeOptional = f.forgeOptional
 	if !f.Offline {
@@ -326,4 +333,17 @@ func viewOf(res *resolve.Result) harnessView {
 			Skills: o.Skills, Plugins: o.Plugins, HostFiles: hostFiles(o.HostFiles)}
 	}
 	return v
+}
+
+// movableWarning is the one warning line about remote references naming a
+// branch or tag ("" when there are none).
+func movableWarning(urls []string) string {
+	if len(urls) == 0 {
+		return ""
+	}
+	what := urls[0]
+	if len(urls) > 1 {
+		what = fmt.Sprintf("%s and %d more", urls[0], len(urls)-1)
+	}
+	return fmt.Sprintf("%s: a branch or tag, not a commit, so it can move; write a commit id in its place, or run `fullsend lock`, which records the commit it names now", what)
 }

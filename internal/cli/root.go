@@ -145,6 +145,7 @@ var commands = []func(*Env) *cobra.Command{
 	newValidateCmd,
 	newResolveCmd,
 	newLockCmd,
+	newPinCmd,
 	newGraphCmd,
 	newRunCmd,
 	newChatCmd,
@@ -224,6 +225,7 @@ interrupted (Ctrl-C, SIGTERM).`,
 	for _, ctor := range commands {
 		root.AddCommand(ctor(env))
 	}
+	polishUsage(root)
 	return root
 }
 

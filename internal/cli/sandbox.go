@@ -219,6 +219,14 @@ func runSandboxExec(ctx context.Context, env *Env, f sandboxExecFlags, args []st
 	if res.TimedOut {
 		return &ExitError{Code: 124, Err: fmt.Errorf("sandbox exec: %s: timed out after %v", args[0], f.timeout)}
 	}
+	if res.OOMKilled {
+		// As a run reports it: the limit, not its symptom (exit 137).
+		code := res.ExitCode
+		if code == 0 {
+			code = 137
+		}
+		return &ExitError{Code: code, Err: fmt.Errorf("sandbox exec: %s: memory limit %s exceeded (OOM kill)", args[0], config.FormatSize(spec.Limits.MemoryBytes))}
+	}
 	if res.ExitCode != 0 {
 		return &ExitError{Code: res.ExitCode}
 	}

@@ -67,7 +67,7 @@ listed too (as forge.<name>.<field>).`,
 			}
 			res, err := h.Check(cfg)
 			if err != nil {
-				return err
+				return t.explainRoot(err)
 			}
 			// runtime: must name a registered runtime (script, native,
 			// claude), in the harness and in config.yaml alike.

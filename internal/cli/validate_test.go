@@ -185,7 +185,7 @@ func testValidateFailures(t *testing.T, lib corpustest.Library) {
 		code int
 		want string
 	}{
-		{"no args", []string{"validate"}, 2, "accepts 1 arg"},
+		{"no args", []string{"validate"}, 2, "fullsend: missing HARNESS (see fullsend validate --help)"},
 		{"unknown flag", []string{"validate", "--nope", "x"}, 2, "unknown flag"},
 		{"missing file", []string{"validate", "--fullsend-dir", dir, "harness/missing.yaml"}, 1, "harness harness/missing.yaml: no such file"},
 		{"unknown field", []string{"validate", "--fullsend-dir", dir, badPath}, 1, badPath + ":" + lineOf(bad, "timeout_minuets") + ": timeout_minuets: unknown field"},

@@ -310,6 +310,8 @@ func (w *configYAML) CheckKey(f *yamlx.Fields, key string) error {
 func (w *configYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
 	if ignoredKeys[e.Key.Value] {
 		ctx(f).warn(e.Key, e.Key.Value, "belongs to fullsend features outside the runner; ignored")
+	} else if s := yamlx.Suggest(e.Key.Value, f.Known()); s != "" {
+		ctx(f).warn(e.Key, e.Key.Value, "unknown key; ignored (did you mean "+s+"?)")
 	} else {
 		ctx(f).warn(e.Key, e.Key.Value, "unknown key; ignored")
 	}

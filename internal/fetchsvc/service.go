@@ -625,7 +625,11 @@ func (s *Service) acquire(ctx context.Context, rf ref.Ref, loc forge.Location) (
 			return cas.Entry{}, false, nil, newErr(http.StatusUnprocessableEntity, CodeBadSkill, resolve.ErrWrongType,
 				"%s: sha256 %s is cached as a %s, not a skill directory", rf.URL, rf.Digest, e.Meta.Type)
 		}
-		return e, true, skillMD, nil
+		// The cache answers only for a URL a fetch confirmed; offline it
+		// is all there is (the resolver's warning covers the harness's).
+		if s.o.Offline || resolve.StillConfirmed(e.Meta, rf.URL, &loc, s.o.Now()) {
+			return e, true, skillMD, nil
+		}
 	case errors.Is(err, cas.ErrNotFound), errors.Is(err, cas.ErrCorrupt):
 	default:
 		return cas.Entry{}, false, nil, fmt.Errorf("cache: %w", err)
@@ -659,9 +663,20 @@ func (s *Service) acquire(ctx context.Context, rf ref.Ref, loc forge.Location) (
 	for _, n := range res.Notices {
 		s.logf("runtime fetch %s: scan: %s", rf.URL, n)
 	}
-	e, err = s.o.Store.PutTree(rf.Digest, cas.Metadata{URL: rf.URL, FetchTime: s.o.Now().UTC()}, files)
+	now := s.o.Now().UTC()
+	e, err = s.o.Store.PutTree(rf.Digest, cas.Metadata{URL: rf.URL, FetchTime: now, ConfirmedURLs: []cas.Confirmation{{URL: rf.URL, Time: now}}}, files)
 	if err != nil {
 		return cas.Entry{}, false, nil, err
+	}
+	if at, ok := e.Meta.Confirmed(rf.URL); !ok || at.Before(now) {
+		// An entry that was already there: record that rf.URL serves it.
+		if c, ok := s.o.Store.(interface {
+			Confirm(ref.Digest, string, time.Time) (cas.Entry, error)
+		}); ok {
+			if ce, err := c.Confirm(rf.Digest, rf.URL, now); err == nil {
+				e = ce
+			}
+		}
 	}
 	// files hashes to the pin (checked above): its SKILL.md is verified.
 	return e, false, files["SKILL.md"], nil

@@ -357,7 +357,7 @@ func (w *commonYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
 	if e.Key.Value == "api_servers" {
 		return yamlx.Errorf(f.File, e.Key, field, yamlx.ErrValue, "not supported: api_servers starts host scripts that the sandbox reaches on host ports, and a harness may not open host endpoints to the sandbox (the org declares them in config.yaml sandbox.host_services and runs them itself)")
 	}
-	return yamlx.Errorf(f.File, e.Key, field, yamlx.ErrUnknownField, "")
+	return f.Unknown(e)
 }
 
 // store copies the plain values into h (absent keys leave them zero).

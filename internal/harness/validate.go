@@ -190,9 +190,9 @@ func (h *Harness) checkRef(fr FieldRef, allow []string) (Resolved, error) {
 		}
 		if _, err := ref.CheckAllowed(r, allow); err != nil {
 			if len(allow) == 0 {
-				return res, fmt.Errorf("%w (the harness's allowed_remote_resources is empty)", err)
+				return res, fmt.Errorf("%w (the harness's allowed_remote_resources is empty); %s", err, ref.AllowHint(r.URL))
 			}
-			return res, err
+			return res, fmt.Errorf("%w; %s", err, ref.AllowHint(r.URL))
 		}
 		return res, nil
 	}

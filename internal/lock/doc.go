@@ -26,6 +26,7 @@
 //	        - url: https://…/tree/REF/skills/rust
 //	          sha256: "<tree hash>"
 //	          type: directory
+//	          commit: "<id>"             # a branch or tag REF: the commit it named, checked to serve sha256
 //	          files: [{path: SKILL.md, sha256: "…"}, …]
 //	          transitive_deps:           # what the resource itself references
 //	            - field: dependencies[0]
@@ -35,7 +36,9 @@
 // ("skills", "forge.github.skills", "validation_loop.schema",
 // "host_files"); "base" lists the base: chain. Scalar groups (agent, doc,
 // policy, pre_script, post_script, validation_loop.*) hold one mapping,
-// the others a list. Local resources carry no resolved_at.
+// the others a list. Local resources carry no resolved_at. commit is
+// additive: only URLs whose ref is a branch or tag carry it, and a lock
+// file without it reads as before.
 //
 // # Determinism
 //

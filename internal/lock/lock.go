@@ -50,11 +50,14 @@ type Group struct {
 
 // Dep is one resolved dependency. Exactly one of URL and Path is set.
 type Dep struct {
-	Field          string // transitive deps only: the field of their container ("dependencies[0]")
-	URL            string
-	Path           string
-	SHA256         string
-	Type           string // "file" | "directory"
+	Field  string // transitive deps only: the field of their container ("dependencies[0]")
+	URL    string
+	Path   string
+	SHA256 string
+	Type   string // "file" | "directory"
+	// Commit is the commit id a URL naming a branch or tag resolved to
+	// when it was locked ("" for a URL at a commit id, or a path).
+	Commit         string
 	ResolvedAt     string
 	Files          []FileHash
 	TransitiveDeps []Dep
@@ -315,6 +318,11 @@ func parseDep(file, field string, n *yaml.Node, transitive bool) (Dep, error) {
 			if err == nil && d.Type != "file" && d.Type != "directory" {
 				err = yamlx.Errorf(file, v, f, yamlx.ErrValue, "type %q: want file or directory", d.Type)
 			}
+		case k == "commit":
+			d.Commit, err = yamlx.String(file, f, v)
+			if err == nil && !isCommitID(d.Commit) {
+				err = yamlx.Errorf(file, v, f, yamlx.ErrValue, "commit %q: want a full lower-case commit id (40 or 64 hex digits)", d.Commit)
+			}
 		case k == "resolved_at":
 			d.ResolvedAt, err = yamlx.String(file, f, v)
 		case k == "files":
@@ -429,6 +437,9 @@ func depNode(d Dep) *yaml.Node {
 	addScalar(n, "sha256", d.SHA256, "!!str")
 	if d.Type != "" {
 		addScalar(n, "type", d.Type, "!!str")
+	}
+	if d.Commit != "" {
+		addScalar(n, "commit", d.Commit, "!!str")
 	}
 	if d.ResolvedAt != "" {
 		addScalar(n, "resolved_at", d.ResolvedAt, "!!str")
@@ -602,4 +613,18 @@ func WriteBytes(path string, data []byte) (err error) {
 		}
 	}
 	return nil
+}
+
+// isCommitID reports whether s is a full lower-case SHA-1 or SHA-256
+// commit id.
+func isCommitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

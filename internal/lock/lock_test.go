@@ -15,7 +15,7 @@ func sampleEntry() *Harness {
 		{Field: "agent", Deps: []Dep{{URL: "https://github.com/o/r/blob/x/agents/code.md", SHA256: h64("b"), Type: "file", ResolvedAt: "2026-05-12T14:29:55Z"}}},
 		{Field: "policy", Deps: []Dep{{Path: "policies/base.yaml", SHA256: h64("1"), Type: "file"}}},
 		{Field: "skills", List: true, Deps: []Dep{{
-			URL: "https://github.com/o/r/tree/x/skills/rust", SHA256: h64("c"), Type: "directory", ResolvedAt: "2026-05-12T14:29:56Z",
+			URL: "https://github.com/o/r/tree/x/skills/rust", SHA256: h64("c"), Type: "directory", Commit: strings.Repeat("7", 40), ResolvedAt: "2026-05-12T14:29:56Z",
 			Files:          []FileHash{{Path: "scripts/check.sh", SHA256: h64("d")}, {Path: "SKILL.md", SHA256: h64("e")}},
 			TransitiveDeps: []Dep{{Field: "dependencies[0]", URL: "https://github.com/o/r/blob/x/base.md", SHA256: h64("f"), Type: "file", ResolvedAt: "2026-05-12T14:29:57Z"}},
 		}}},
@@ -31,6 +31,9 @@ func TestMarshalParseRoundTrip(t *testing.T) {
 	}
 	if !bytes.HasPrefix(b, []byte(Header+"version: 1\ngenerated_at: \"2026-05-12T14:30:00Z\"\nharnesses:\n  code:\n    source: harness/code.yaml\n")) {
 		t.Fatalf("unexpected rendering:\n%s", b)
+	}
+	if !bytes.Contains(b, []byte("type: directory\n          commit: \""+strings.Repeat("7", 40)+"\"\n          resolved_at:")) {
+		t.Errorf("commit not rendered after type:\n%s", b)
 	}
 	// Files are sorted by path in the output.
 	if i, j := bytes.Index(b, []byte("path: SKILL.md")), bytes.Index(b, []byte("path: scripts/check.sh")); i < 0 || j < 0 || i > j {
@@ -59,6 +62,7 @@ func TestParseStrict(t *testing.T) {
 		"bad digest":   {"version: 1\nharnesses:\n  h:\n    source: a\n    sha256: nothex\n", "not 64 hex"},
 		"url and path": {"version: 1\nharnesses:\n  h:\n    source: a\n    sha256: " + strings.Repeat("a", 64) + "\n    dependencies:\n      agent:\n        url: https://x/\n        path: p\n        sha256: " + strings.Repeat("a", 64) + "\n", "exactly one of url and path"},
 		"no version":   {"harnesses: {}\n", "version: invalid value: missing"},
+		"bad commit":   {"version: 1\nharnesses:\n  h:\n    source: a\n    sha256: " + strings.Repeat("a", 64) + "\n    dependencies:\n      agent:\n        url: https://x/\n        sha256: " + strings.Repeat("a", 64) + "\n        commit: main\n", `commit "main": want a full lower-case commit id`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse("lock.yaml", []byte(tc.in))

@@ -31,6 +31,12 @@ type Node struct {
 	Kind     string
 	Remote   bool
 	CacheHit bool
+	// Commit is the commit id a forge URL naming a branch or tag resolved
+	// to (Options.ResolveCommits only; commits.go).
+	Commit string
+	// Unverified: a remote node taken from the cache although no fetch
+	// has confirmed that its URL serves its hash (offline; vouch.go).
+	Unverified bool
 	// Depth is the length of the shortest path from the root.
 	Depth int
 	// Parent is the node through which the shortest (first, in field
@@ -176,6 +182,9 @@ type Resource struct {
 	CacheHit  bool   `json:"cache_hit"`
 	Depth     int    `json:"depth"`
 	Parent    string `json:"parent"`
+	// Unverified is true for a cached resource no fetch has confirmed
+	// its URL serves (offline); absent otherwise.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // Resources lists every node but the root, in Graph.Nodes order.
@@ -185,6 +194,7 @@ func (g *Graph) Resources() []Resource {
 		r := Resource{
 			Field: n.Field, Ref: n.Ref, URL: n.URL, LocalPath: n.LocalPath, SHA256: string(n.SHA256),
 			Type: string(n.Type), Remote: n.Remote, CacheHit: n.CacheHit, Depth: n.Depth,
+			Unverified: n.Unverified,
 		}
 		if n.Parent != nil {
 			r.Parent = n.Parent.ID()
@@ -215,6 +225,9 @@ func (g *Graph) WriteTree(w io.Writer) error {
 				where = "remote"
 				if c.CacheHit {
 					where += ", cached"
+					if c.Unverified {
+						where += ", unverified"
+					}
 				} else {
 					where += ", fetched"
 				}

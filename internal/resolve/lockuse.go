@@ -101,7 +101,7 @@ func LockEntry(res *Result, now time.Time) *lock.Harness {
 	dep = func(n *Node, field string, stack []*Node) lock.Dep {
 		d := lock.Dep{Field: field, SHA256: string(n.SHA256), Type: string(n.Type)}
 		if n.Remote {
-			d.URL, d.ResolvedAt = n.URL, ts
+			d.URL, d.Commit, d.ResolvedAt = n.URL, n.Commit, ts
 		} else {
 			d.Path = lockID(n, res.Root)
 		}

@@ -42,7 +42,8 @@ func TestRealFullsendPinForms(t *testing.T) {
 }
 
 // TestSameContentFetchedOnce: two skill URLs serving identical trees share
-// one acquisition (deduplication by hash).
+// one cache entry, but each URL is fetched once: that one URL serves a hash
+// says nothing about the other (vouch.go).
 func TestSameContentFetchedOnce(t *testing.T) {
 	r := newRepo()
 	w := newWorld(t, r)
@@ -62,17 +63,25 @@ func TestSameContentFetchedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := w.srv.CountRequests("/git/trees/"); c != 1 {
-		t.Errorf("%d tree listings for one tree hash, want 1", c)
+	if c := w.srv.CountRequests("/git/trees/"); c != 2 {
+		t.Errorf("%d tree listings for two URLs of one tree hash, want 2", c)
 	}
-	hits := 0
+	var paths []string
 	for _, n := range res.Graph.Nodes {
-		if n.Type == cas.TypeDirectory && n.CacheHit {
-			hits++
+		if n.Type == cas.TypeDirectory {
+			paths = append(paths, n.LocalPath)
 		}
 	}
-	if hits != 1 || len(res.Graph.Nodes) != 3 {
-		t.Errorf("%d nodes, %d dir cache hits", len(res.Graph.Nodes), hits)
+	if len(paths) != 2 || paths[0] != paths[1] || len(res.Graph.Nodes) != 3 {
+		t.Errorf("%d nodes, directory paths %q: want one cache entry for both", len(res.Graph.Nodes), paths)
+	}
+	// Warm, both URLs are confirmed: no forge traffic.
+	before := len(w.srv.Requests())
+	if _, err := Resolve(context.Background(), filepath.Join(dir, "harness/h.yaml"), w.opts()); err != nil {
+		t.Fatal(err)
+	}
+	if after := len(w.srv.Requests()); after != before {
+		t.Errorf("warm resolution sent %d forge requests", after-before)
 	}
 }
 

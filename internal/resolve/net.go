@@ -126,6 +126,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // flight is one in-flight acquisition of a hash.
 type flight struct {
 	done  chan struct{}
+	url   string // the URL it acquires the hash for
 	entry cas.Entry
 	hit   bool
 	err   error
@@ -172,12 +173,18 @@ func (r *resolver) obtain(ctx context.Context, w want) (cas.Entry, bool, error) 
 		if f.err == nil && f.entry.Meta.Type != w.typ {
 			return cas.Entry{}, false, fmt.Errorf("%w: sha256 %s is a %s, referenced as a %s", ErrWrongType, w.digest, f.entry.Meta.Type, w.typ)
 		}
-		if f.err == nil {
-			r.auditHit(w, true, audit.SourceCache)
+		if f.err != nil {
+			return f.entry, true, f.err
 		}
-		return f.entry, true, f.err
+		if f.url != w.url {
+			// The content is right by its hash; that w.url serves it is
+			// another claim (vouch.go).
+			return r.vouch(ctx, w, f.entry)
+		}
+		r.auditHit(w, true, audit.SourceCache)
+		return f.entry, true, nil
 	}
-	f := &flight{done: make(chan struct{})}
+	f := &flight{done: make(chan struct{}), url: w.url}
 	r.flights[w.digest] = f
 	r.mu.Unlock()
 	sctx, span := startResource(ctx, w)
@@ -194,9 +201,7 @@ func (r *resolver) acquire(ctx context.Context, w want) (cas.Entry, bool, error)
 		if e.Meta.Type != w.typ {
 			return cas.Entry{}, false, fmt.Errorf("%w: sha256 %s is cached as a %s, referenced as a %s", ErrWrongType, w.digest, e.Meta.Type, w.typ)
 		}
-		r.auditHit(w, true, audit.SourceCache)
-		traceSource(ctx, audit.SourceCache, cachedSize(e))
-		return e, true, nil
+		return r.vouch(ctx, w, e)
 	case errors.Is(err, cas.ErrNotFound), errors.Is(err, cas.ErrCorrupt):
 	default:
 		return cas.Entry{}, false, err
@@ -240,20 +245,25 @@ func (r *resolver) fetchScanStore(ctx context.Context, n *Network, w want) (cas.
 	if err != nil {
 		return cas.Entry{}, 0, "", err
 	}
-	e, size, err := r.scanStore(ctx, w, files, content)
+	e, size, err := r.scanStore(ctx, w, files, content, source == audit.SourceForge)
 	if err != nil {
 		return cas.Entry{}, 0, "", err
 	}
 	if source == audit.SourceForge {
+		r.recordConfirmed(w, e)
 		r.push(n, w, files, content)
 	}
 	return e, size, source, nil
 }
 
 // scanStore scans what download returned (remote policy) and stores it in
-// the cache only when the scan lets it through.
-func (r *resolver) scanStore(ctx context.Context, w want, files map[string][]byte, content []byte) (cas.Entry, int64, error) {
+// the cache only when the scan lets it through. fromOrigin says w.url
+// itself served the bytes (recorded as a confirmed URL), not the registry.
+func (r *resolver) scanStore(ctx context.Context, w want, files map[string][]byte, content []byte, fromOrigin bool) (cas.Entry, int64, error) {
 	meta := cas.Metadata{URL: w.url, FetchTime: r.now().UTC()}
+	if fromOrigin {
+		meta.ConfirmedURLs = []cas.Confirmation{{URL: w.url, Time: meta.FetchTime}}
+	}
 	m := scan.Meta{Path: w.url, Origin: scan.Remote, Kind: scanKind(w.kind)}
 	if w.typ == cas.TypeDirectory {
 		if err := r.scan(ctx, w.url, files, m); err != nil {
@@ -327,7 +337,7 @@ func (r *resolver) download(ctx context.Context, n *Network, w want) (map[string
 func (r *resolver) fromOrigin(ctx context.Context, n *Network, w want) (map[string][]byte, []byte, error) {
 	if w.typ == cas.TypeDirectory {
 		if w.loc == nil {
-			return nil, nil, fmt.Errorf("%s: %w", w.url, ErrNotForge)
+			return nil, nil, notForge(w.url)
 		}
 		files, err := n.Forge.FetchTree(ctx, *w.loc)
 		if err != nil {

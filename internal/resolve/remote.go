@@ -71,8 +71,11 @@ func (r *resolver) resolveRemote(ctx context.Context, target string) (*Result, e
 	}
 	root := &Node{
 		Kind: "harness", Type: cas.TypeFile, URL: rf.URL, LocalPath: e.ContentPath, SHA256: rf.Digest,
-		Remote: true, CacheHit: hit, AllowedBy: allowedBy, FetchType: FetchStatic,
+		Remote: true, CacheHit: hit, Unverified: r.isUnverified(rf.URL), AllowedBy: allowedBy, FetchType: FetchStatic,
 		key: rf.String(), base: rf.URL, container: rf.URL,
+	}
+	if err := r.pinCommit(ctx, w, root); err != nil {
+		return nil, fmt.Errorf("harness %w", err)
 	}
 	res := &Result{Loaded: h, Source: rf.String(), SHA256: rf.Digest, Remote: true}
 	if err := r.walk(ctx, h, root, res); err != nil {

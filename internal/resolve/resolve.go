@@ -95,6 +95,10 @@ type Options struct {
 	// is asked (nil: fail).
 	Yes     bool
 	Confirm func(prompt string) (bool, error)
+	// ResolveCommits resolves every forge URL naming a branch or tag to
+	// the commit it names now, checks that commit serves the pin and sets
+	// Node.Commit (`fullsend lock`; commits.go). Online only.
+	ResolveCommits bool
 	// Concurrency bounds concurrent fetches (default DefaultConcurrency).
 	// Registry lookups have their own bound (RegistryConcurrency).
 	Concurrency int
@@ -130,6 +134,9 @@ type Result struct {
 	Warnings []string
 	// Notices are harness and scanner notices.
 	Notices []string
+	// MovableRefs are the remote URLs naming a forge branch or tag rather
+	// than a commit id, sorted (commits.go).
+	MovableRefs []string
 }
 
 // SkillDir is a skill directory of a result.
@@ -183,6 +190,11 @@ type resolver struct {
 	auditErr   error
 	notices    []string
 	noticeSeen map[string]bool
+	// URL→pin pairs confirmed by a fetch in this resolution (key URL NUL
+	// hash), and URLs used from the cache unconfirmed (vouch.go).
+	confirmed  map[string]bool
+	unverified map[string]bool
+	movable    []string // URLs at a branch or tag (commits.go)
 
 	// registry tier (registry.go)
 	ctx          context.Context // the caller's: background pushes use it
@@ -239,6 +251,7 @@ func resolveHarness(ctx context.Context, target string, o Options) (*Result, err
 	}
 	res.TraceID = r.traceID
 	res.Notices = append(res.Notices, r.notices...)
+	res.MovableRefs = r.movableRefs()
 	if err := r.checkLock(res); err != nil {
 		return nil, withWarnings(err, warnings)
 	}
@@ -271,6 +284,7 @@ func newResolver(o Options) (*resolver, error) {
 		o: o, cfg: o.Config, traceID: o.TraceID, sem: make(chan struct{}, o.Concurrency),
 		maxDepth: rr.MaxDepth, maxRes: rr.MaxResources,
 		nodes: map[string]*Node{}, flights: map[ref.Digest]*flight{}, noticeSeen: map[string]bool{},
+		confirmed: map[string]bool{}, unverified: map[string]bool{},
 		bases: map[string]*Node{}, baseRefs: map[string]bool{},
 		regSem: make(chan struct{}, RegistryConcurrency), pushSem: make(chan struct{}, pushConcurrency),
 		warnedKinds: map[string]bool{}, ctx: context.Background(), prefetches: map[ref.Digest]*prefetch{},
@@ -448,7 +462,7 @@ func (r *resolver) fetchBase(ctx context.Context, rf ref.Ref) ([]byte, error) {
 	}
 	r.bases[rf.URL] = &Node{
 		Kind: "base", Type: cas.TypeFile, URL: rf.URL, LocalPath: e.ContentPath, SHA256: rf.Digest,
-		Remote: true, CacheHit: hit, AllowedBy: allowedBy, FetchType: FetchBaseResource,
+		Remote: true, CacheHit: hit, Unverified: r.unverified[rf.URL], AllowedBy: allowedBy, FetchType: FetchBaseResource,
 		key: rf.String(), base: rf.URL, container: rf.URL,
 	}
 	return b, nil
@@ -599,9 +613,9 @@ func (r *resolver) remoteNode(n *Node, rf ref.Ref) error {
 
 func (r *resolver) notAllowed(u string) error {
 	if len(r.allow) == 0 {
-		return fmt.Errorf("%s: %w (the harness's allowed_remote_resources is empty)", u, ref.ErrNotAllowed)
+		return fmt.Errorf("%s: %w (the harness's allowed_remote_resources is empty); %s", u, ref.ErrNotAllowed, ref.AllowHint(u))
 	}
-	return fmt.Errorf("%s: %w (allowed_remote_resources: %s)", u, ref.ErrNotAllowed, strings.Join(r.allow, ", "))
+	return fmt.Errorf("%s: %w (allowed_remote_resources: %s); %s", u, ref.ErrNotAllowed, strings.Join(r.allow, ", "), ref.AllowHint(u))
 }
 
 func labels(chain []*Node) []string {
@@ -785,7 +799,7 @@ func (r *resolver) fetchNode(ctx context.Context, n *Node) error {
 		w.loc = &loc
 	case errors.Is(err, forge.ErrNotForge):
 		if n.Type == cas.TypeDirectory {
-			return fmt.Errorf("%s: %w", n.URL, ErrNotForge)
+			return notForge(n.URL)
 		}
 	default:
 		return err
@@ -795,6 +809,10 @@ func (r *resolver) fetchNode(ctx context.Context, n *Node) error {
 		return err
 	}
 	n.CacheHit = hit
+	n.Unverified = r.isUnverified(w.url)
+	if err := r.pinCommit(ctx, w, n); err != nil {
+		return err
+	}
 	n.Files = e.Files
 	n.base = n.URL
 	if n.Type == cas.TypeDirectory {

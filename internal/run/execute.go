@@ -253,7 +253,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 			err = nil
 		}
 		x.traceFinish(span, err)
-		if werr := x.report.write(); werr != nil && err == nil {
+		if werr := x.report.save(); werr != nil && err == nil {
 			err = fmt.Errorf("run %s: writing %s: %w", id, ReportFile, werr)
 		}
 		rep = x.report

@@ -366,6 +366,9 @@ func scriptFile(res *resolve.Result, o Options) (string, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return "", &PlanError{Field: "runtime", Err: fmt.Errorf("script runtime: script %s: not found (give --script FILE, or add %s beside the harness)", abs, filepath.Base(abs))}
 	}
+	if err := checkScriptFile(abs); err != nil {
+		return "", err
+	}
 	return abs, nil
 }
 

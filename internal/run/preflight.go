@@ -114,12 +114,23 @@ func checkNativeModel(p *Plan) error {
 		}
 	}
 	o := p.RunOptions
-	_, err := model.ConfigFromEnv(os.Getenv, model.Overrides{
+	mc, err := model.ConfigFromEnv(os.Getenv, model.Overrides{
 		API: o[native.OptAPI], BaseURL: o[native.OptBaseURL], Model: o[native.OptModel],
 		Auth: o[native.OptAuth], KeyEnv: o[native.OptKeyEnv], HarnessModel: harnessModel,
 	})
 	if err != nil {
 		return fmt.Errorf("runtime native: %w", err)
+	}
+	// An endpoint named explicitly (flag or environment) must answer; the
+	// default public ones are left to the run.
+	if from := mc.Origin["base_url"]; from != "" && from != "default" {
+		if err := checkEndpoint(mc.BaseURL); err != nil {
+			src := "$" + model.EnvBaseURL
+			if from == "flag" {
+				src = "--model-base-url"
+			}
+			return fmt.Errorf("runtime native: %w: model endpoint %s (%s) is unreachable: %v; start the model server, or correct %s", ErrCannotSucceed, mc.BaseURL, src, err, src)
+		}
 	}
 	return nil
 }

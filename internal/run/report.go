@@ -236,12 +236,7 @@ func (r *Report) write() error {
 	if err != nil {
 		return err
 	}
-	d, err := rundir.Open(r.dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.WriteAtomic(ReportFile, append(data, '\n'), 0o600)
+	return writeFile(filepath.Join(r.dir, ReportFile), append(data, '\n'), 0o600)
 }
 
 // ErrNoRun is returned by Load for an unknown run id.

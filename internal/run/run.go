@@ -118,7 +118,7 @@ func preparePlan(req Request, res *resolve.Result, cfg *config.Config, o Options
 		}
 	}
 	plan, err := NewPlan(res, cfg, o)
-	if errors.Is(err, ErrNoTargetRepo) || errors.Is(err, ErrImage) {
+	if errors.Is(err, ErrNoTargetRepo) || errors.Is(err, ErrImage) || errors.Is(err, ErrCannotSucceed) {
 		return nil, &UsageError{err}
 	}
 	if err != nil {
@@ -141,6 +141,9 @@ func preparePlan(req Request, res *resolve.Result, cfg *config.Config, o Options
 	}
 	if err := plan.CheckRuntime(); err != nil {
 		return nil, err
+	}
+	if err := checkCredentialEnv(res.Loaded, plan); err != nil {
+		return nil, &UsageError{err}
 	}
 	if plan.Runtime == native.Name && o.Resume == "" {
 		if err := checkNativeModel(plan); err != nil {

@@ -22,6 +22,7 @@ type Fields struct {
 	Ctx  any        // the value the caller passed to Decode
 
 	entries []Entry
+	known   []string // the struct's keys (Unknown's suggestions)
 }
 
 // Entries returns the keys of the mapping (known or not), in document
@@ -112,13 +113,14 @@ func decodeStruct(f *Fields, sv reflect.Value) error {
 		}
 	}
 	info := schemaOf(sv.Type())
+	f.known = info.knownKeys()
 	hook, _ := sv.Addr().Interface().(KeyChecker)
 	unknown, _ := sv.Addr().Interface().(UnknownKeyer)
 	for _, e := range f.entries {
 		idx, ok := info.keys[e.Key.Value]
 		if !ok {
 			if unknown == nil {
-				return Errorf(f.File, e.Key, f.Field(e.Key.Value), ErrUnknownField, "")
+				return f.Unknown(e)
 			}
 			if err := unknown.UnknownKey(f, e); err != nil {
 				return err

@@ -101,7 +101,7 @@ func TestDecodeTypes(t *testing.T) {
 func TestDecodeErrors(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"s: hi\nzz: 1\n", "f.yaml:2: zz: unknown field"},
-		{"in:\n  name: n\n  nmae: m\n", "f.yaml:3: in.nmae: unknown field"},
+		{"in:\n  name: n\n  nmae: m\n", "f.yaml:3: in.nmae: unknown field: did you mean name?"},
 		{"items:\n  - name: a\n  - name: b\n    cnt: 1\n", "f.yaml:4: items[1].cnt: unknown field"},
 		{"items: {name: a}\n", "f.yaml:1: items: wrong type: expected a list"},
 		{"items: [a]\n", "f.yaml:1: items[0]: wrong type: expected a mapping, got a scalar (str)"},

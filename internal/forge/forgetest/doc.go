@@ -23,9 +23,12 @@
 // (with a truncation switch), /repos/O/R/git/blobs/SHA (raw media type or the
 // base64 JSON envelope), /repos/O/R/contents/PATH?ref=REF (directory
 // listings, files raw or as JSON; submodules listed as "file" without a
-// download URL as GitHub does). Raw host: GET /O/R/REF/PATH.
+// download URL as GitHub does), /repos/O/R/commits/REF (the commit id as
+// text with the sha media type, else JSON {"sha"}). Raw host: GET
+// /O/R/REF/PATH.
 // GitLab: GET /projects/ID/repository/tree?path&ref&recursive&per_page&page
-// (X-Next-Page pagination) and /projects/ID/repository/files/PATH/raw?ref=REF.
+// (X-Next-Page pagination), /projects/ID/repository/files/PATH/raw?ref=REF
+// and /projects/ID/repository/commits/REF (JSON {"id"}).
 //
 // # Knobs
 //

@@ -18,6 +18,18 @@ func (s *Server) serveGitHubAPI(w http.ResponseWriter, r *http.Request, segs []s
 		s.ghTree(w, r, repo, segs[5])
 	case len(segs) == 6 && segs[3] == "git" && segs[4] == "blobs":
 		s.ghBlob(w, r, segs[5])
+	case len(segs) == 5 && segs[3] == "commits":
+		sn := s.lookup(repo, segs[4])
+		if sn == nil {
+			writeJSONStatus(w, http.StatusUnprocessableEntity, `{"message":"No commit found for SHA: `+segs[4]+`"}`)
+			return
+		}
+		if strings.Contains(r.Header.Get("Accept"), "application/vnd.github.sha") {
+			w.Header().Set("Content-Type", "application/vnd.github.sha; charset=utf-8")
+			w.Write([]byte(sn.commit))
+			return
+		}
+		writeJSON(w, map[string]string{"sha": sn.commit})
 	case segs[3] == "contents":
 		s.ghContents(w, r, repo, strings.Join(segs[4:], "/"))
 	default:

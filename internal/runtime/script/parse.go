@@ -164,7 +164,7 @@ func Parse(name string, data []byte) (*Script, error) {
 	}
 	var sc Script
 	if err := yaml.Load(data, &sc, yaml.WithKnownFields()); err != nil {
-		return nil, fmt.Errorf("script %s: %w", name, err)
+		return nil, fmt.Errorf("script %s: %w", name, tidyYAMLError(err))
 	}
 	sc.Path = name
 	lines := stepLines(&root)

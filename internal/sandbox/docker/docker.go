@@ -116,7 +116,7 @@ var digestRef = regexp.MustCompile(`^([a-z0-9][a-z0-9._/:-]*@)?sha256:[0-9a-f]{6
 // CheckImage accepts digest-pinned references; tags only when allowTags.
 func CheckImage(img string, allowTags bool) error {
 	if img == "" {
-		return fmt.Errorf("docker sandbox: no image (spec image, config sandbox.docker.image or --image)")
+		return fmt.Errorf("docker sandbox: no image: set sandbox.docker.image in config.yaml to a digest-pinned image (name@sha256:…), or image: in the harness")
 	}
 	if digestRef.MatchString(img) || allowTags {
 		return nil
