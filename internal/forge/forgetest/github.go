@@ -18,6 +18,8 @@ func (s *Server) serveGitHubAPI(w http.ResponseWriter, r *http.Request, segs []s
 		s.ghTree(w, r, repo, segs[5])
 	case len(segs) == 6 && segs[3] == "git" && segs[4] == "blobs":
 		s.ghBlob(w, r, segs[5])
+	case len(segs) == 5 && segs[3] == "commits":
+		s.ghCommit(w, repo, segs[4])
 	case segs[3] == "contents":
 		s.ghContents(w, r, repo, strings.Join(segs[4:], "/"))
 	default:

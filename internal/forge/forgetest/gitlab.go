@@ -17,6 +17,8 @@ func (s *Server) serveGitLabAPI(w http.ResponseWriter, r *http.Request, segs []s
 	switch {
 	case len(segs) == 4 && segs[3] == "tree":
 		s.glTree(w, r, repo)
+	case len(segs) == 5 && segs[3] == "commits":
+		s.glCommit(w, repo, segs[4])
 	case len(segs) == 6 && segs[3] == "files" && segs[5] == "raw":
 		s.glRaw(w, r, repo, segs[4])
 	default:
