@@ -125,6 +125,7 @@ var commands = []func(*Env) *cobra.Command{
 	newValidateCmd,
 	newResolveCmd,
 	newLockCmd,
+	newPinCmd,
 	newGraphCmd,
 	newRunCmd,
 	newChatCmd,
