@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
 	"github.com/fullsend-ai/fullsend/internal/pin"
 )
@@ -200,5 +201,20 @@ func TestPinNothingWrittenOnFailure(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(f.harness))
 	if len(entries) != 1 {
 		t.Fatalf("temporary files left: %v", entries)
+	}
+}
+
+// TestPinScanBlocks: a skill whose content the scanner blocks (a bidi
+// override) is neither written into the harness nor cached.
+func TestPinScanBlocks(t *testing.T) {
+	f := newPinFixture(t)
+	f.srv.AddRepo("o/skills@evil", map[string][]byte{"skills/greet/SKILL.md": []byte("---\nname: greet\ndescription: greets\n---\nSay \u202ehello.\n")})
+	code, _, stderr := f.fullsend("pin", f.harness, "skills", f.srv.TreeURL("o/skills@evil", "skills/greet"))
+	if code != 1 || !strings.Contains(oneStderrLine(t, stderr), "blocked") || f.read(t) != pinHarness {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Join(cas.DefaultDir(f.ws, nil), "resources", "sha256"))
+	if len(entries) != 0 {
+		t.Fatalf("blocked content cached: %v", entries)
 	}
 }
