@@ -425,6 +425,12 @@ func (e *Env) commitHarness(ctx context.Context, cmd *cobra.Command, pt *pinTarg
 		return "", err
 	}
 	key, prev := lf.Find(source)
+	if prev != nil && prev.SHA256 != string(ref.SHA256(pt.src)) {
+		// The entry no longer describes the harness as it was: refreshing
+		// it here would also approve edits nobody locked.
+		return "", fmt.Errorf("%s: entry %q is out of date with %s already, nothing written; run `%s` first, then pin again",
+			displayPath(lockPath), key, displayPath(pt.Path), lockCommand(cmd, pt.Arg, true))
+	}
 	if testOnlyPinHook != nil {
 		if err := testOnlyPinHook(); err != nil {
 			return "", err

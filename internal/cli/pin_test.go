@@ -218,3 +218,22 @@ func TestPinScanBlocks(t *testing.T) {
 		t.Fatalf("blocked content cached: %v", entries)
 	}
 }
+
+// TestPinStaleLockRefused: when the harness changed since it was locked,
+// pin refuses instead of folding the unlocked edit into the new entry.
+func TestPinStaleLockRefused(t *testing.T) {
+	f := newPinFixture(t)
+	if code, _, stderr := f.fullsend("lock", f.harness); code != 0 {
+		t.Fatalf("lock: exit %d %s", code, stderr)
+	}
+	edited := strings.Replace(pinHarness, "timeout_minutes: 5", "timeout_minutes: 50", 1)
+	if err := os.WriteFile(f.harness, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lockBefore, _ := os.ReadFile(filepath.Join(f.dir, "lock.yaml"))
+	code, _, stderr := f.fullsend("pin", f.harness, "skills", f.srv.TreeURL("o/skills@main", "skills/greet"))
+	lockAfter, _ := os.ReadFile(filepath.Join(f.dir, "lock.yaml"))
+	if code != 1 || !strings.Contains(oneStderrLine(t, stderr), "lock --update") || f.read(t) != edited || string(lockAfter) != string(lockBefore) {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+}
