@@ -393,7 +393,10 @@ var testOnlyPinHook func() error
 // when lock.yaml has an entry for it, rewrites that entry from the same
 // resolution. Nothing is written when the resolution fails. It returns
 // what happened to the lock.
-func (e *Env) commitHarness(ctx context.Context, cmd *cobra.Command, pt *pinTarget, newSrc []byte) (string, error) {
+//
+// vendored (from `fullsend vendor`) are recorded under vendor: in the lock
+// file, which is then written whether or not the harness is locked.
+func (e *Env) commitHarness(ctx context.Context, cmd *cobra.Command, pt *pinTarget, newSrc []byte, vendored ...lock.Vendored) (string, error) {
 	fi, err := os.Stat(pt.Path)
 	if err != nil {
 		return "", err
@@ -439,10 +442,25 @@ func (e *Env) commitHarness(ctx context.Context, cmd *cobra.Command, pt *pinTarg
 	if err := atomicfile.Write(pt.Path, newSrc, fi.Mode().Perm()); err != nil {
 		return "", err
 	}
-	if prev == nil {
-		return fmt.Sprintf("%s has no entry for %s (not locked)", displayPath(lockPath), source), nil
+	if len(vendored) > 0 {
+		if lf == nil {
+			lf = &lock.File{Version: lock.Version}
+		}
+		for _, v := range vendored {
+			lf.PutVendored(v)
+		}
 	}
 	now := testOnlyNow().UTC()
+	if prev == nil {
+		msg := fmt.Sprintf("%s has no entry for %s (not locked)", displayPath(lockPath), source)
+		if len(vendored) == 0 {
+			return msg, nil
+		}
+		if err := lock.Write(lockPath, lf); err != nil {
+			return "", err
+		}
+		return msg + "; vendor: recorded", nil
+	}
 	entry := resolve.LockEntry(res, now)
 	entry.Source = source
 	entry.KeepTimes(prev)

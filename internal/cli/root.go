@@ -126,6 +126,7 @@ var commands = []func(*Env) *cobra.Command{
 	newResolveCmd,
 	newLockCmd,
 	newPinCmd,
+	newVendorCmd,
 	newGraphCmd,
 	newRunCmd,
 	newChatCmd,

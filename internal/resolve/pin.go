@@ -52,6 +52,8 @@ type Pinned struct {
 	CacheHit bool `json:"cache_hit"`
 	// Notices are the scanner's notices (a blocking finding is an error).
 	Notices []string `json:"scan_notices,omitempty"`
+	// Content is a file's bytes (nil for a directory).
+	Content []byte `json:"-"`
 }
 
 // Pin resolves the ref of req.URL to a commit through the forge API,
@@ -157,6 +159,7 @@ func Pin(ctx context.Context, req PinRequest, o Options) (*Pinned, error) {
 	}
 	r.auditHit(w, false, audit.SourceForge)
 	p.Pinned = at.URL + "#sha256=" + string(p.SHA256)
+	p.Content = content
 	r.mu.Lock()
 	p.Notices = append(p.Notices, r.notices...)
 	err = r.auditErr
