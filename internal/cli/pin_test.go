@@ -38,7 +38,11 @@ type pinFixture struct {
 
 func newPinFixture(t *testing.T) *pinFixture {
 	t.Helper()
-	srv := forgetest.NewGitHub(t, nil)
+	return newPinFixtureOn(t, forgetest.NewGitHub(t, nil))
+}
+
+func newPinFixtureOn(t *testing.T, srv *forgetest.Server) *pinFixture {
+	t.Helper()
 	srv.AddRepo("o/agents@main", map[string][]byte{"agents/a.md": []byte("---\nname: a\n---\nremote agent\n")})
 	srv.AddRepo("o/skills@main", map[string][]byte{"skills/greet/SKILL.md": []byte(pinSkill), "skills/greet/notes.md": []byte("notes\n")})
 	srv.AddRepo("o/base@v1", map[string][]byte{"base.yaml": []byte("model: base-model\ntimeout_minutes: 9\n")})
@@ -52,7 +56,9 @@ func newPinFixture(t *testing.T) *pinFixture {
 			t.Fatal(err)
 		}
 	}
-	write("config.yaml", forgeConfigYAML(srv, "https://"+srv.WebHost()+"/o/", ""))
+	cfg := forgeConfigYAML(srv, "https://"+srv.WebHost()+"/o/", "")
+	cfg = strings.Replace(cfg, "type: github", "type: "+srv.Forge().Type, 1)
+	write("config.yaml", cfg)
 	write("agents/local.md", "---\nname: local\n---\nlocal agent\n")
 	write("skills/local/SKILL.md", "---\nname: local\ndescription: local skill\n---\nlocal\n")
 	write("harness/h.yaml", pinHarness)
@@ -235,5 +241,39 @@ func TestPinStaleLockRefused(t *testing.T) {
 	lockAfter, _ := os.ReadFile(filepath.Join(f.dir, "lock.yaml"))
 	if code != 1 || !strings.Contains(oneStderrLine(t, stderr), "lock --update") || f.read(t) != edited || string(lockAfter) != string(lockBefore) {
 		t.Fatalf("exit %d %s", code, stderr)
+	}
+}
+
+// TestPinForges: pin and pin --update against a fake GitLab and a fake
+// GitHub Enterprise, configured under forges: as a user would.
+func TestPinForges(t *testing.T) {
+	for name, mk := range map[string]func(t *testing.T) *forgetest.Server{
+		"gitlab":     func(t *testing.T) *forgetest.Server { return forgetest.NewGitLab(t, nil) },
+		"enterprise": func(t *testing.T) *forgetest.Server { return forgetest.NewGitHub(t, nil, forgetest.Enterprise()) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newPinFixtureOn(t, mk(t))
+			if code, _, stderr := f.fullsend("lock", f.harness); code != 0 {
+				t.Fatalf("lock: exit %d %s", code, stderr)
+			}
+			for _, args := range [][]string{
+				{"skills", f.srv.TreeURL("o/skills@main", "skills/greet")},
+				{"agent", f.srv.BlobURL("o/agents@main", "agents/a.md")},
+			} {
+				if code, _, stderr := f.fullsend("pin", f.harness, args[0], args[1]); code != 0 {
+					t.Fatalf("pin %s: exit %d %s", args[0], code, stderr)
+				}
+			}
+			h := f.read(t)
+			if !strings.Contains(h, "/"+f.srv.Commit("o/skills@main")+"/skills/greet#sha256=") || !strings.Contains(h, "/"+f.srv.Commit("o/agents@main")+"/agents/a.md#sha256=") {
+				t.Fatalf("harness:\n%s", h)
+			}
+			f.frozenZeroRequests(t, "after pin")
+			f.srv.AddRepo("o/agents@main", map[string][]byte{"agents/a.md": []byte("---\nname: a\n---\nremote agent v2\n")})
+			if code, stdout, stderr := f.fullsend("pin", "--update", f.harness); code != 0 || !strings.Contains(stdout, "-> "+f.srv.Commit("o/agents@main")) {
+				t.Fatalf("--update: exit %d %s %s", code, stdout, stderr)
+			}
+			f.frozenZeroRequests(t, "after --update")
+		})
 	}
 }
