@@ -104,8 +104,13 @@ func Parse(src []byte) (*Doc, error) {
 	if n.Content[0].Style&yaml.FlowStyle != 0 {
 		return nil, errors.New("the harness is a flow mapping ({…}); write it in block style to let pin edit it")
 	}
-	d := &Doc{root: n.Content[0], eol: "\n"}
 	s := string(src)
+	// Lines are split at "\n" (and "\r\n"): other characters YAML may
+	// take as line breaks would shift every position the node tree gives.
+	if strings.Contains(strings.ReplaceAll(s, "\r\n", ""), "\r") || strings.ContainsAny(s, "\u0085\u2028\u2029") {
+		return nil, errors.New("line breaks other than \\n and \\r\\n (a bare \\r, NEL, LS or PS); pin cannot edit this file in place")
+	}
+	d := &Doc{root: n.Content[0], eol: "\n"}
 	if strings.Contains(s, "\r\n") {
 		d.eol = "\r\n"
 	}
