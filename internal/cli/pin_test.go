@@ -167,6 +167,10 @@ func TestPinCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "up to date") || f.read(t) != after {
 		t.Fatalf("second --update: exit %d %s", code, stdout)
 	}
+	// Pinning the same directory again replaces its entry, not a second one.
+	if code, _, stderr := f.fullsend("pin", f.harness, "skills", f.srv.TreeURL("o/skills@main", "skills/greet")); code != 0 || f.read(t) != after {
+		t.Fatalf("re-pin: exit %d %s\n%s", code, stderr, pin.Diff([]byte(after), []byte(f.read(t))))
+	}
 }
 
 // TestPinOrgRefuses: a URL the org allowlist does not cover edits nothing,
