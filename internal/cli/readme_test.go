@@ -21,7 +21,7 @@ var readmeNotRun = map[string]string{
 	"go install ./cmd/fullsend":                                                               "builds the binary; run here as `go build` (cliBinary)",
 	"npm install -g @anthropic-ai/claude-code@2.1.332":                                        "installs Claude Code from npm (CI's setup does; no registry traffic from tests)",
 	"npm install --prefix /opt/claude-code @anthropic-ai/claude-code@2.1.332":                 "as above",
-	"fullsend pin https://github.com/fullsend-ai/agents/tree/main/skills/code-implementation": "reaches github.com; TestPin runs pin against a fake forge",
+	"fullsend pin .fullsend/harness/hello.yaml skills https://github.com/fullsend-ai/agents/tree/main/skills/code-implementation": "reaches github.com; TestPinCLI runs pin against a fake forge",
 	"GATEWAY_KEY=... fullsend run --target-repo ~/src/project .fullsend/harness/code.yaml":    "needs the reader's model gateway and project (internal/run TestHostServiceInSandbox runs one)",
 }
 

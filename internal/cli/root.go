@@ -146,6 +146,7 @@ var commands = []func(*Env) *cobra.Command{
 	newResolveCmd,
 	newLockCmd,
 	newPinCmd,
+	newVendorCmd,
 	newGraphCmd,
 	newRunCmd,
 	newChatCmd,

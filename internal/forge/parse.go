@@ -316,21 +316,6 @@ func checkRef(s string) error {
 	return nil
 }
 
-// IsCommit reports whether the location's ref is a full 40-hex commit id,
-// the recommended pin.
-func (l Location) IsCommit() bool {
-	if len(l.Ref) != 40 {
-		return false
-	}
-	for i := 0; i < len(l.Ref); i++ {
-		c := l.Ref[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // As returns l rendered as kind k: the same forge, owner, repository, ref
 // and path, with URL re-rendered canonically, so As(k) of a Parse result
 // equals Parse of the kind-k URL of the same file or directory. A

@@ -121,8 +121,8 @@ func TestNotForgeMessage(t *testing.T) {
 func TestIsCommit(t *testing.T) {
 	loc, _ := forge.Parse("https://github.com/o/r/tree/"+sha+"/x", testForges)
 	loc2, _ := forge.Parse("https://github.com/o/r/tree/main/x", testForges)
-	if !loc.IsCommit() || loc2.IsCommit() {
-		t.Errorf("IsCommit: %v %v", loc.IsCommit(), loc2.IsCommit())
+	if !loc.AtCommit() || loc2.AtCommit() {
+		t.Errorf("AtCommit: %v %v", loc.AtCommit(), loc2.AtCommit())
 	}
 }
 

@@ -48,6 +48,12 @@
 // of unchanged dependencies and the previous generated_at when nothing
 // changed, so locking twice in a row writes identical bytes.
 //
+// # Vendored scripts
+//
+// An optional top-level vendor: list records the scripts `fullsend vendor`
+// copied into the fullsend dir: path, commit url, ref and sha256 (see
+// Vendored). Resolution refuses a vendored file that no longer matches.
+//
 // # Writing
 //
 // Write renders the whole file first, creates the fullsend dir when it is

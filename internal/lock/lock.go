@@ -31,6 +31,8 @@ type File struct {
 	Version     int
 	GeneratedAt string
 	Harnesses   map[string]*Harness
+	// Vendor lists the scripts `fullsend vendor` copied in (vendor.go).
+	Vendor []Vendored
 }
 
 // Harness is the lock entry of one harness.
@@ -217,6 +219,10 @@ func Parse(name string, data []byte) (*File, error) {
 					return nil, err
 				}
 				lf.Harnesses[hkv[0].Value] = h
+			}
+		case "vendor":
+			if lf.Vendor, err = parseVendor(name, k, v); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, yamlx.Errorf(name, kv[0], k, yamlx.ErrUnknownField, "")
@@ -411,6 +417,9 @@ func (f *File) Marshal() ([]byte, error) {
 		add(hs, k, hn)
 	}
 	add(root, "harnesses", hs)
+	if len(f.Vendor) > 0 {
+		add(root, "vendor", vendorNode(f.Vendor))
+	}
 	var buf bytes.Buffer
 	buf.WriteString(Header)
 	enc := yaml.NewEncoder(&buf)

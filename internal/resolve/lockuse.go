@@ -43,6 +43,9 @@ func (r *resolver) lockCommand(res *Result, update bool) string {
 
 // checkLock compares res with the lock entry of its harness.
 func (r *resolver) checkLock(res *Result) error {
+	if err := r.checkVendored(res); err != nil {
+		return err
+	}
 	if r.o.Lock == nil {
 		if r.o.Frozen {
 			return fmt.Errorf("harness %s: %w: --frozen needs a lock file; run `%s`", res.Source, ErrStale, r.lockCommand(res, false))
