@@ -3,10 +3,13 @@ package forge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/fetch"
 )
 
 // AtCommit reports whether the location names its ref by a full commit
@@ -54,6 +57,12 @@ func (c *Client) ResolveCommit(ctx context.Context, loc Location) (string, error
 		}
 	}
 	if err != nil {
+		// GitHub answers an unknown ref with 422 ("No commit found for
+		// SHA"), GitLab with 404: both mean the ref names no commit.
+		var se *fetch.StatusError
+		if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusUnprocessableEntity) {
+			err = fmt.Errorf("%w: no branch, tag or commit %q in %s/%s (%w)", ErrNotFound, loc.Ref, loc.Owner, loc.Repo, err)
+		}
 		return "", &Error{URL: loc.URL, Err: err}
 	}
 	if !isCommitID(id) {
