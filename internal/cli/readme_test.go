@@ -17,12 +17,12 @@ import (
 // order, by TestREADMECommands. A new command in README must either run
 // here or be added with its reason.
 var readmeNotRun = map[string]string{
-	"go vet ./... && go test -race ./...":                                                     "the test command itself",
-	"go install ./cmd/fullsend":                                                               "builds the binary; run here as `go build` (cliBinary)",
-	"npm install -g @anthropic-ai/claude-code@2.1.332":                                        "installs Claude Code from npm (CI's setup does; no registry traffic from tests)",
-	"npm install --prefix /opt/claude-code @anthropic-ai/claude-code@2.1.332":                 "as above",
+	"go vet ./... && go test -race ./...":                                     "the test command itself",
+	"go install ./cmd/fullsend":                                               "builds the binary; run here as `go build` (cliBinary)",
+	"npm install -g @anthropic-ai/claude-code@2.1.332":                        "installs Claude Code from npm (CI's setup does; no registry traffic from tests)",
+	"npm install --prefix /opt/claude-code @anthropic-ai/claude-code@2.1.332": "as above",
 	"fullsend pin .fullsend/harness/hello.yaml skills https://github.com/fullsend-ai/agents/tree/main/skills/code-implementation": "reaches github.com; TestPinCLI runs pin against a fake forge",
-	"GATEWAY_KEY=... fullsend run --target-repo ~/src/project .fullsend/harness/code.yaml":    "needs the reader's model gateway and project (internal/run TestHostServiceInSandbox runs one)",
+	"GATEWAY_KEY=... fullsend run --target-repo ~/src/project .fullsend/harness/code.yaml":                                        "needs the reader's model gateway and project (internal/run TestHostServiceInSandbox runs one)",
 }
 
 // readmeCommands returns the command lines of README's ```sh blocks, with

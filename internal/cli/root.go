@@ -106,6 +106,17 @@ func (e *Env) finishProgress() {
 	}
 }
 
+// interruptProgress erases the status line for good (progress.Reporter
+// Interrupt), when there is one.
+func (e *Env) interruptProgress() {
+	e.progressMu.Lock()
+	r := e.progress
+	e.progressMu.Unlock()
+	if r != nil {
+		r.Interrupt()
+	}
+}
+
 // notef prints "fullsend: note: …" on stderr (not with --quiet), above
 // the status line.
 func (e *Env) notef(format string, args ...any) {
@@ -254,7 +265,18 @@ func run(ctx context.Context, env *Env, args []string) int {
 	env.tracing = shutdown != nil
 	root := NewRoot(env)
 	root.SetArgs(args)
+	done := make(chan struct{})
+	go func() {
+		// Ctrl-C: the terminal echoed "^C" at the end of the status
+		// line; erase it now, before teardown prints anything.
+		select {
+		case <-ctx.Done():
+			env.interruptProgress()
+		case <-done:
+		}
+	}()
 	err := root.ExecuteContext(ctx)
+	close(done)
 	env.closeTrust()
 	if env.span != nil {
 		trace.End(env.span, err)

@@ -106,13 +106,14 @@ type Reporter struct {
 	o   Options
 	now func() time.Time
 
-	mu      sync.Mutex
-	closed  bool
-	started bool
-	start   time.Time
-	live    *liveLine
-	held    int    // Hold calls not released: the status line stays off
-	partial []byte // Writer: an incomplete line
+	mu          sync.Mutex
+	closed      bool
+	started     bool
+	start       time.Time
+	live        *liveLine
+	held        int    // Hold calls not released: the status line stays off
+	interrupted bool   // Interrupt was called: the status line stays off for good
+	partial     []byte // Writer: an incomplete line
 
 	// state shown in the status line and the summary
 	phase      string
@@ -342,6 +343,25 @@ func (r *Reporter) Hold() (release func()) {
 			}
 			r.mu.Unlock()
 		})
+	}
+}
+
+// Interrupt erases the status line for good when the user pressed Ctrl-C
+// (or the process was told to stop): the terminal has echoed "^C" at the
+// end of the status line, and what teardown prints next ("fullsend:
+// interrupted", the summary) starts on a clean line. The line stays off
+// (events still update the state, notes and warnings still print); Close
+// prints the summary as usual. A no-op after Close.
+func (r *Reporter) Interrupt() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.interrupted {
+		return
+	}
+	r.interrupted = true
+	r.held++
+	if r.live != nil {
+		r.live.clear()
 	}
 }
 

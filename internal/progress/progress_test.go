@@ -234,3 +234,38 @@ func TestLiveErasesBeforeLines(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-C: Interrupt erases the status line at once (the terminal echoed
+// "^C" at its end) and keeps it off while teardown goes on; notes still
+// print and Close still prints the summary, each on a clean line.
+func TestInterruptErasesStatusLine(t *testing.T) {
+	var out bytes.Buffer
+	r := New(&out, Options{Mode: Live, Width: 60, Tick: -1, Now: newClock().now})
+	r.Event(Event{Kind: PhaseStart, Name: "agent"})
+	before := out.Len()
+	r.Interrupt()
+	if !strings.Contains(out.String()[before:], "\x1b[2K") {
+		t.Fatalf("Interrupt did not erase the line: %q", out.String()[before:])
+	}
+	after := out.Len()
+	r.Event(Event{Kind: PhaseEnd, Name: "agent"})
+	r.Event(Event{Kind: PhaseStart, Name: "teardown"})
+	fmt.Fprintf(r.Writer(), "fullsend: note: n\n")
+	mid := out.String()[after:]
+	if strings.Contains(mid, "teardown") {
+		t.Errorf("status line redrawn after Interrupt: %q", mid)
+	}
+	if !strings.Contains(mid, "fullsend: note: n\n") {
+		t.Errorf("note lost after Interrupt: %q", mid)
+	}
+	r.Interrupt() // twice is fine
+	r.Close()
+	if !strings.Contains(out.String()[after:], "fullsend: finished in ") {
+		t.Errorf("no summary after Interrupt: %q", out.String()[after:])
+	}
+	n := out.Len()
+	r.Interrupt() // after Close: nothing
+	if out.Len() != n {
+		t.Errorf("Interrupt after Close wrote %q", out.String()[n:])
+	}
+}
