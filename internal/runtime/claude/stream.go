@@ -378,6 +378,8 @@ func (p *Parser) result(m *streamMsg) {
 	if m.Usage != nil {
 		p.out.InputTokens = m.Usage.input()
 		p.out.OutputTokens = m.Usage.OutputTokens
+		p.out.CacheReadInputTokens = m.Usage.CacheReadInputTokens
+		p.out.CacheCreationInputTokens = m.Usage.CacheCreationInputTokens
 	}
 	switch {
 	case m.Subtype == "success" && !m.IsError:

@@ -269,8 +269,7 @@ func LoadState(runDir string) (*State, error) {
 				st.Turns = r.Turn
 			}
 			if r.Usage != nil {
-				st.Usage.InputTokens += r.Usage.InputTokens
-				st.Usage.OutputTokens += r.Usage.OutputTokens
+				st.Usage.Add(*r.Usage)
 			}
 			if r.Tool != nil && r.Tool.N > st.ToolCalls {
 				st.ToolCalls = r.Tool.N
