@@ -91,6 +91,9 @@ type loop struct {
 	// childMu serialises the verdicts of children running at once on
 	// their way to emit (see childEmit).
 	childMu sync.Mutex
+	// callID is the model's id of the tool call running (set by runTool),
+	// for the provenance records.
+	callID string
 }
 
 // childEmit is what a child loop emits through: its verdicts reach the
