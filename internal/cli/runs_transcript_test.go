@@ -101,6 +101,16 @@ func TestRunsShowTranscript(t *testing.T) {
 		t.Errorf("skill-reads.jsonl: %v", reads)
 	}
 
+	// The summary shows the cache counts the server reported, summed into
+	// report.json.
+	if rep.Events.CacheReadInputTokens != 1500 || rep.Events.CacheCreationInputTokens != 1500 || rep.Events.InputTokens != 3050 {
+		t.Errorf("report events %+v", rep.Events)
+	}
+	if code, sum, errs := runCLI(t, "--workspace", ws, "runs", "show", "latest"); code != 0 ||
+		!strings.Contains(sum, "\ncache:    1500 input tokens read from the prompt cache, 1500 written to it\n") {
+		t.Errorf("runs show: exit %d\n%s\n%s", code, sum, errs)
+	}
+
 	// --json and --transcript together: usage error.
 	if code, _, errs := runCLI(t, "--workspace", ws, "runs", "show", "--json", "--transcript", "latest"); code != 2 || !strings.Contains(errs, "cannot be combined") {
 		t.Errorf("--json --transcript: exit %d, %s", code, errs)
