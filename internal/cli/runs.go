@@ -87,16 +87,25 @@ func newRunsLsCmd(env *Env) *cobra.Command {
 }
 
 func newRunsShowCmd(env *Env) *cobra.Command {
-	var asJSON bool
+	var asJSON, transcript bool
 	cmd := &cobra.Command{
-		Use:   "show [--json] RUN_ID|PREFIX|latest",
-		Short: "Show one run's summary (--json: its report.json)",
+		Use:   "show [--json|--transcript] RUN_ID|PREFIX|latest",
+		Short: "Show one run's summary (--json: its report.json; --transcript: its conversation)",
 		Long: `show prints the summary, phases, events, findings and notes of one run
 (--json: its report.json as written). The run is named by its id, by any
 prefix of the id that only it has (an ambiguous prefix is a usage error
-listing the candidates), or by "latest" (the newest run).`,
+listing the candidates), or by "latest" (the newest run).
+
+--transcript prints the conversation of a native-runtime run instead: each
+message with its role, the assistant's turns with token counts and tool
+calls, tool results cut to a few lines (the whole output stays in the run
+directory). The transcript is checked as --resume checks it; its text,
+written by the model and the sandbox, is sanitised for the terminal.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && transcript {
+				return usageError{errors.New("--json and --transcript cannot be combined")}
+			}
 			dir, err := env.RunsDir()
 			if err != nil {
 				return err
@@ -108,6 +117,9 @@ listing the candidates), or by "latest" (the newest run).`,
 			r, err := runpkg.Load(dir, id)
 			if err != nil {
 				return err
+			}
+			if transcript {
+				return showTranscript(env.Stdout, id, r)
 			}
 			if asJSON {
 				// report.json as written, read again through package
@@ -134,6 +146,10 @@ listing the candidates), or by "latest" (the newest run).`,
 			e := r.Events
 			termsafe.Fprintf(env.Stdout, "events:   %d iteration(s), %d turn(s), %d tool call(s), %d+%d tokens, $%.4f\n",
 				e.Iterations, e.Turns, e.ToolCalls, e.InputTokens, e.OutputTokens, e.CostUSD)
+			if e.CacheReadInputTokens > 0 || e.CacheCreationInputTokens > 0 {
+				termsafe.Fprintf(env.Stdout, "cache:    %d input tokens read from the prompt cache, %d written to it\n",
+					e.CacheReadInputTokens, e.CacheCreationInputTokens)
+			}
 			for _, f := range r.Findings {
 				termsafe.Fprintf(env.Stdout, "finding:  [%s] %s %s:%d %s: %s\n", f.Phase, f.Severity, f.Path, f.Line, f.Rule, f.Message)
 			}
@@ -144,6 +160,7 @@ listing the candidates), or by "latest" (the newest run).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print report.json")
+	cmd.Flags().BoolVar(&transcript, "transcript", false, "print the run's conversation (native runtime)")
 	return cmd
 }
 

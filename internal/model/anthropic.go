@@ -12,7 +12,7 @@ import (
 type anRequest struct {
 	Model     string      `json:"model"`
 	MaxTokens int         `json:"max_tokens"`
-	System    string      `json:"system,omitempty"`
+	System    []anBlock   `json:"system,omitempty"`
 	Messages  []anMessage `json:"messages"`
 	Tools     []anTool    `json:"tools,omitempty"`
 	Stream    bool        `json:"stream,omitempty"`
@@ -38,7 +38,18 @@ type anBlock struct {
 	ToolUseID string    `json:"tool_use_id,omitempty"`
 	Content   []anBlock `json:"content,omitempty"`
 	IsError   bool      `json:"is_error,omitempty"`
+	// CacheControl marks a prompt-cache breakpoint (requests only).
+	CacheControl *anCacheControl `json:"cache_control,omitempty"`
 }
+
+// anCacheControl is a prompt-cache breakpoint: the server caches the
+// request's prefix up to and including the marked block.
+type anCacheControl struct {
+	Type string `json:"type"` // ephemeral
+}
+
+// anCacheBreakpoint is the breakpoint every marked block carries.
+var anCacheBreakpoint = &anCacheControl{Type: "ephemeral"}
 
 type anSource struct {
 	Type      string `json:"type"` // base64
@@ -47,9 +58,10 @@ type anSource struct {
 }
 
 type anTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *anCacheControl `json:"cache_control,omitempty"`
 }
 
 type anResponse struct {
@@ -63,12 +75,21 @@ type anResponse struct {
 }
 
 type anUsage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 }
 
+// usage normalises the counts: input_tokens leaves out the tokens read
+// from or written to the cache, Usage.InputTokens counts them all.
 func (u anUsage) usage() Usage {
-	return Usage(u)
+	return Usage{
+		InputTokens:              u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+		OutputTokens:             u.OutputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens,
+	}
 }
 
 type anError struct {
@@ -87,9 +108,13 @@ func anServerError(e *anError) error {
 
 // encodeAnthropic renders req in the Messages format: tool results become
 // tool_result blocks of a user message; consecutive messages of the same
-// role are merged, as the API requires strict alternation.
+// role are merged, as the API requires strict alternation. Prompt-cache
+// breakpoints are set as anCacheMarks says.
 func encodeAnthropic(model string, req *Request) ([]byte, error) {
-	out := anRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System, Stream: req.OnDelta != nil}
+	out := anRequest{Model: model, MaxTokens: req.MaxTokens, Stream: req.OnDelta != nil}
+	if req.System != "" {
+		out.System = []anBlock{{Type: "text", Text: req.System}}
+	}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = 4096
 	}
@@ -130,7 +155,42 @@ func encodeAnthropic(model string, req *Request) ([]byte, error) {
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: t.Parameters})
 	}
+	anCacheMarks(&out)
 	return json.Marshal(out)
+}
+
+// MaxCacheBreakpoints is how many cache_control breakpoints the Messages
+// API accepts in one request.
+const MaxCacheBreakpoints = 4
+
+// anCacheMarks sets the prompt-cache breakpoints of out, at most
+// MaxCacheBreakpoints, on the parts that stay the same from one turn to
+// the next (the server caches the prefix ending at each one):
+//   - the system prompt;
+//   - the last tool (the whole tool list: tools precede the system prompt
+//     in the cached prefix);
+//   - the last block of the last message, so the next turn, which extends
+//     this conversation, reads it back;
+//   - the last block of the previous turn's last message (the user message
+//     before the last assistant message), which is where the previous
+//     request put its own breakpoint: this request reads the prefix that
+//     request cached.
+func anCacheMarks(out *anRequest) {
+	if n := len(out.System); n > 0 {
+		out.System[n-1].CacheControl = anCacheBreakpoint
+	}
+	if n := len(out.Tools); n > 0 {
+		out.Tools[n-1].CacheControl = anCacheBreakpoint
+	}
+	marked := 0
+	for i := len(out.Messages) - 1; i >= 0 && marked < 2; i-- {
+		m := &out.Messages[i]
+		if m.Role != "user" || len(m.Content) == 0 {
+			continue
+		}
+		m.Content[len(m.Content)-1].CacheControl = anCacheBreakpoint
+		marked++
+	}
 }
 
 // anOrText returns blocks, or one text block saying placeholder when there

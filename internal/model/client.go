@@ -48,8 +48,11 @@ type Call struct {
 	WillRetry     bool      `json:"will_retry,omitempty"`
 	InputTokens   int64     `json:"input_tokens,omitempty"`
 	OutputTokens  int64     `json:"output_tokens,omitempty"`
-	Error         string    `json:"error,omitempty"`
-	BodyExcerpt   string    `json:"body_excerpt,omitempty"` // non-2xx only, redacted
+	// Prompt-cache counts (see Usage), when the server reports them.
+	CacheReadInputTokens     int64  `json:"cache_read_input_tokens,omitempty"`
+	CacheCreationInputTokens int64  `json:"cache_creation_input_tokens,omitempty"`
+	Error                    string `json:"error,omitempty"`
+	BodyExcerpt              string `json:"body_excerpt,omitempty"` // non-2xx only, redacted
 }
 
 // Options tune a Client. The zero value is usable.
@@ -208,6 +211,7 @@ func (c *Client) Complete(ctx context.Context, req *Request) (resp *Response, er
 		}
 		if resp != nil {
 			rec.InputTokens, rec.OutputTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
+			rec.CacheReadInputTokens, rec.CacheCreationInputTokens = resp.Usage.CacheReadInputTokens, resp.Usage.CacheCreationInputTokens
 		}
 		if c.o.Record != nil {
 			c.o.Record(rec)

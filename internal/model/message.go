@@ -126,10 +126,27 @@ const (
 	StopOther     StopReason = "other"      // refusal, content filter, unknown
 )
 
-// Usage counts tokens of one call.
+// Usage counts tokens of one call. InputTokens counts every input token,
+// cached or not, in both dialects (an Anthropic answer's input_tokens,
+// cache_creation_input_tokens and cache_read_input_tokens summed; an
+// OpenAI answer's prompt_tokens); the cache counts say how many of them
+// were read from the server's prompt cache or written to it, when the
+// server reports it (OpenAI-compatible servers report reads only).
 type Usage struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
+	// CacheReadInputTokens: input tokens served from the prompt cache.
+	CacheReadInputTokens int64 `json:"cache_read_input_tokens,omitempty"`
+	// CacheCreationInputTokens: input tokens written to the prompt cache.
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens,omitempty"`
+}
+
+// Add adds o's counts to u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CacheReadInputTokens += o.CacheReadInputTokens
+	u.CacheCreationInputTokens += o.CacheCreationInputTokens
 }
 
 // Response is the model's answer to one Request.

@@ -80,12 +80,21 @@ type oaResponse struct {
 }
 
 type oaUsage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
+// usage normalises the counts: prompt_tokens already includes the cached
+// tokens.
 func (u oaUsage) usage() Usage {
-	return Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	out := Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+		out.CacheReadInputTokens = d.CachedTokens
+	}
+	return out
 }
 
 type oaError struct {

@@ -49,7 +49,7 @@ type anStream struct {
 	blocks  map[int]*anStreamBlock
 	calls   int // tool_use blocks so far
 	stop    string
-	usage   Usage
+	wire    anUsage // usage as sent, merged over the events
 	done    bool
 }
 
@@ -78,7 +78,7 @@ func (d *anStream) event(ev sseEvent) (bool, error) {
 			return false, errors.New("bad message_start")
 		}
 		d.started, d.id = true, e.Message.ID
-		d.usage = e.Message.Usage.usage()
+		d.wire = e.Message.Usage
 	case "content_block_start":
 		return false, d.blockStart(e)
 	case "content_block_delta":
@@ -94,10 +94,15 @@ func (d *anStream) event(ev sseEvent) (bool, error) {
 			d.stop = e.Delta.StopReason
 		}
 		if e.Usage != nil {
-			if e.Usage.InputTokens > 0 {
-				d.usage.InputTokens = e.Usage.InputTokens
+			// Counts are cumulative; the input ones are often sent only
+			// in message_start.
+			u := e.Usage
+			if u.InputTokens > 0 || u.CacheCreationInputTokens > 0 || u.CacheReadInputTokens > 0 {
+				d.wire.InputTokens = max(d.wire.InputTokens, u.InputTokens)
+				d.wire.CacheCreationInputTokens = max(d.wire.CacheCreationInputTokens, u.CacheCreationInputTokens)
+				d.wire.CacheReadInputTokens = max(d.wire.CacheReadInputTokens, u.CacheReadInputTokens)
 			}
-			d.usage.OutputTokens = e.Usage.OutputTokens // cumulative
+			d.wire.OutputTokens = u.OutputTokens
 		}
 	case "message_stop":
 		d.done = true
@@ -195,5 +200,5 @@ func (d *anStream) response() (*Response, error) {
 			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.id, Name: b.name, Arguments: in})
 		}
 	}
-	return anStops.response(msg, d.stop, d.usage, d.id), nil
+	return anStops.response(msg, d.stop, d.wire.usage(), d.id), nil
 }

@@ -67,6 +67,7 @@ func (c *Client) endChat(span trace.Span, resp *Response, err error) {
 		if resp.RequestID != "" {
 			span.SetAttributes(attribute.String("gen_ai.response.id", resp.RequestID))
 		}
+		setCacheAttributes(span, resp.Usage)
 		if trace.CaptureContent() {
 			span.SetAttributes(attribute.String("gen_ai.output.messages", c.contentJSON([]Message{resp.Message})))
 		}
@@ -119,4 +120,16 @@ func (c *Client) contentJSON(ms []Message) string {
 	}
 	b, _ := json.Marshal(out)
 	return c.cfg.Key.redact(string(b))
+}
+
+// setCacheAttributes records the prompt-cache counts of u on span
+// (GenAI conventions; both are part of gen_ai.usage.input_tokens), when
+// the server reported them.
+func setCacheAttributes(span trace.Span, u Usage) {
+	if u.CacheReadInputTokens > 0 {
+		span.SetAttributes(attribute.Int64("gen_ai.usage.cache_read.input_tokens", u.CacheReadInputTokens))
+	}
+	if u.CacheCreationInputTokens > 0 {
+		span.SetAttributes(attribute.Int64("gen_ai.usage.cache_creation.input_tokens", u.CacheCreationInputTokens))
+	}
 }

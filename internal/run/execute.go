@@ -904,6 +904,8 @@ func (x *execution) count(o *runtime.Outcome) {
 	e.ToolCalls += o.ToolCalls
 	e.InputTokens += o.InputTokens
 	e.OutputTokens += o.OutputTokens
+	e.CacheReadInputTokens += o.CacheReadInputTokens
+	e.CacheCreationInputTokens += o.CacheCreationInputTokens
 	e.CostUSD += o.CostUSD
 	e.StopReason = o.StopReason
 	e.AgentExit = o.ExitCode

@@ -155,6 +155,11 @@ type EventSummary struct {
 	AgentExit    int     `json:"agent_exit_code"`
 	// RuntimeFetches counts budget slots the runtime fetch service used.
 	RuntimeFetches int `json:"runtime_fetches,omitempty"`
+
+	// Prompt-cache counts (part of InputTokens) when the model server
+	// reports them.
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens,omitempty"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens,omitempty"`
 }
 
 // FindingRecord is one scan finding with the phase that produced it.

@@ -47,6 +47,7 @@ func (x *execution) traceFinish(span trace.Span, err error) {
 		attribute.Int64("gen_ai.usage.input_tokens", r.Events.InputTokens),
 		attribute.Int64("gen_ai.usage.output_tokens", r.Events.OutputTokens),
 	)
+	setCacheAttributes(span, r.Events.CacheReadInputTokens, r.Events.CacheCreationInputTokens)
 	trace.Fail(span, err)
 }
 
@@ -131,6 +132,7 @@ func traceOutcome(span trace.Span, o *runtime.Outcome) {
 		attribute.Int("fullsend.agent.exit_code", o.ExitCode),
 		attribute.String("fullsend.agent.stop_reason", o.StopReason),
 	)
+	setCacheAttributes(span, o.CacheReadInputTokens, o.CacheCreationInputTokens)
 	if o.StopReason != "" {
 		span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{o.StopReason}))
 	}
@@ -199,4 +201,15 @@ func traceExec(ctx context.Context, r sandbox.ExecRequest) (context.Context, tra
 		}
 	}
 	return trace.Start(ctx, "sandbox.exec", attribute.String("process.executable.name", prog))
+}
+
+// setCacheAttributes records prompt-cache counts (GenAI conventions, part
+// of gen_ai.usage.input_tokens) when there are any.
+func setCacheAttributes(span trace.Span, read, creation int64) {
+	if read > 0 {
+		span.SetAttributes(attribute.Int64("gen_ai.usage.cache_read.input_tokens", read))
+	}
+	if creation > 0 {
+		span.SetAttributes(attribute.Int64("gen_ai.usage.cache_creation.input_tokens", creation))
+	}
 }

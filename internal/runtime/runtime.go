@@ -175,6 +175,10 @@ type Event struct {
 	Rule         string    `json:"rule,omitempty"`    // EventVerdict: what matched
 	Attempt      int       `json:"attempt,omitempty"` // EventRetry
 	WaitMS       int64     `json:"wait_ms,omitempty"` // EventRetry
+
+	// Prompt-cache counts, part of InputTokens (EventUsage, EventResult).
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens,omitempty"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens,omitempty"`
 }
 
 // Truncate cuts s to MaxEventText bytes (on a rune boundary), marking the cut.
@@ -230,6 +234,11 @@ type Outcome struct {
 	CostUSD      float64  `json:"cost_usd"`
 	Errors       []string `json:"errors,omitempty"`
 	SessionID    string   `json:"session_id,omitempty"`
+
+	// Prompt-cache counts, part of InputTokens, when the model server
+	// reports them.
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens,omitempty"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens,omitempty"`
 }
 
 // Runtime executes an agent inside a provisioned sandbox session. A Runtime

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -20,9 +21,41 @@ type Reply struct {
 	Text      string
 	ToolCalls []model.ToolCall // Arguments is sent verbatim (may be malformed)
 	// Stop overrides the stop reason (default: tool_use when ToolCalls, else end).
-	Stop         model.StopReason
+	Stop model.StopReason
+	// InputTokens is the dialect's own input count (prompt_tokens, which
+	// includes cached tokens; input_tokens, which does not).
 	InputTokens  int64
 	OutputTokens int64
+	// CacheReadTokens is sent as prompt_tokens_details.cached_tokens or
+	// cache_read_input_tokens, CacheCreationTokens as
+	// cache_creation_input_tokens (anthropic only); zero: not sent.
+	CacheReadTokens, CacheCreationTokens int64
+}
+
+// usage is the wire usage object of r, without the output count when out
+// is false (the anthropic message_start).
+func (r *Reply) usage(api model.API, out bool) map[string]any {
+	u := map[string]any{}
+	if api == model.APIAnthropic {
+		u["input_tokens"] = r.InputTokens
+		if r.CacheReadTokens > 0 {
+			u["cache_read_input_tokens"] = r.CacheReadTokens
+		}
+		if r.CacheCreationTokens > 0 {
+			u["cache_creation_input_tokens"] = r.CacheCreationTokens
+		}
+		if out {
+			u["output_tokens"] = r.OutputTokens
+		} else {
+			u["output_tokens"] = 1
+		}
+		return u
+	}
+	u["prompt_tokens"], u["completion_tokens"] = r.InputTokens, r.OutputTokens
+	if r.CacheReadTokens > 0 {
+		u["prompt_tokens_details"] = map[string]any{"cached_tokens": r.CacheReadTokens}
+	}
+	return u
 }
 
 // Step is one scripted exchange: a Reply, or a raw Status/Header/Body, or
@@ -76,6 +109,11 @@ type Received struct {
 	// Stream and IncludeUsage: the request asked for a stream (and, for
 	// openai, for the final usage chunk).
 	Stream, IncludeUsage bool
+	// CacheBreakpoints lists where the body carries a cache_control
+	// object, as paths like "system[0]", "tools[3]",
+	// "messages[2].content[1]", in document order. A request with more
+	// than model.MaxCacheBreakpoints is answered 400, as the API does.
+	CacheBreakpoints []string
 }
 
 // Server is a fake model API.
@@ -177,9 +215,22 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		rec.Stream, rec.IncludeUsage, err = decodeStreamFlags(body)
 	}
+	if err == nil {
+		rec.CacheBreakpoints, err = cacheBreakpoints(body)
+	}
 	if err != nil {
 		s.t.Errorf("modeltest: undecodable request: %v", err)
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(rec.CacheBreakpoints) > model.MaxCacheBreakpoints {
+		s.mu.Lock()
+		s.received = append(s.received, rec)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":"A maximum of %d blocks with cache_control may be provided. Found %d."}}`,
+			model.MaxCacheBreakpoints, len(rec.CacheBreakpoints))
 		return
 	}
 	s.mu.Lock()
@@ -258,7 +309,7 @@ func openAIReply(i int, r *Reply) []byte {
 		"id":      fmt.Sprintf("chatcmpl-%d", i+1),
 		"object":  "chat.completion",
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage":   map[string]any{"prompt_tokens": r.InputTokens, "completion_tokens": r.OutputTokens},
+		"usage":   r.usage(model.APIOpenAI, true),
 	})
 	return b
 }
@@ -327,7 +378,7 @@ func anthropicReply(i int, r *Reply) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"id": fmt.Sprintf("msg_%d", i+1), "type": "message", "role": "assistant",
 		"content": content, "stop_reason": stop,
-		"usage": map[string]any{"input_tokens": r.InputTokens, "output_tokens": r.OutputTokens},
+		"usage": r.usage(model.APIAnthropic, true),
 	})
 	return b
 }
@@ -428,9 +479,9 @@ func decodeAnthropicRequest(body []byte) (model.Request, error) {
 		IsError   bool            `json:"is_error"`
 	}
 	var in struct {
-		Model     string `json:"model"`
-		MaxTokens int    `json:"max_tokens"`
-		System    string `json:"system"`
+		Model     string          `json:"model"`
+		MaxTokens int             `json:"max_tokens"`
+		System    json.RawMessage `json:"system"` // a string or text blocks
 		Messages  []struct {
 			Role    string  `json:"role"`
 			Content []block `json:"content"`
@@ -444,7 +495,23 @@ func decodeAnthropicRequest(body []byte) (model.Request, error) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return model.Request{}, err
 	}
-	out := model.Request{Model: in.Model, MaxTokens: in.MaxTokens, System: in.System}
+	out := model.Request{Model: in.Model, MaxTokens: in.MaxTokens}
+	if len(in.System) > 0 && in.System[0] == '"' {
+		if err := json.Unmarshal(in.System, &out.System); err != nil {
+			return out, err
+		}
+	} else if len(in.System) > 0 && string(in.System) != "null" {
+		var sys []block
+		if err := json.Unmarshal(in.System, &sys); err != nil {
+			return out, fmt.Errorf("system: %v", err)
+		}
+		for _, b := range sys {
+			if b.Type != "text" {
+				return out, fmt.Errorf("system: block of type %q", b.Type)
+			}
+			out.System += b.Text
+		}
+	}
 	for _, t := range in.Tools {
 		out.Tools = append(out.Tools, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
 	}
@@ -488,6 +555,59 @@ func decodeAnthropicRequest(body []byte) (model.Request, error) {
 		}
 	}
 	return out, nil
+}
+
+// cacheBreakpoints returns the paths of the objects of body that carry a
+// cache_control key, in document order.
+func cacheBreakpoints(body []byte) ([]string, error) {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, err
+	}
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x["cache_control"]; ok {
+				out = append(out, path)
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Slice(keys, func(i, j int) bool {
+				return keyRank(keys[i]) < keyRank(keys[j]) || keyRank(keys[i]) == keyRank(keys[j]) && keys[i] < keys[j]
+			})
+			for _, k := range keys {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				walk(p, x[k])
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		}
+	}
+	walk("", v)
+	return out, nil
+}
+
+// keyRank orders the top-level keys as the API reads the prefix: tools,
+// system, messages.
+func keyRank(k string) int {
+	switch k {
+	case "tools":
+		return 0
+	case "system":
+		return 1
+	case "messages":
+		return 2
+	}
+	return 3
 }
 
 func concatText(bs []model.Block) string {

@@ -163,7 +163,7 @@ func openAIEvents(i int, r *Reply, includeUsage bool) []sseEvent {
 	evs = append(evs, chunk(map[string]any{}, openAIStops.of(r)))
 	if includeUsage {
 		evs = append(evs, sseJSON("", map[string]any{"id": id, "object": "chat.completion.chunk", "choices": []any{},
-			"usage": map[string]any{"prompt_tokens": r.InputTokens, "completion_tokens": r.OutputTokens}}))
+			"usage": r.usage(model.APIOpenAI, true)}))
 	}
 	return append(evs, sseEvent{data: "[DONE]"})
 }
@@ -176,7 +176,7 @@ func anthropicEvents(i int, r *Reply) []sseEvent {
 	evs := []sseEvent{
 		ev("message_start", map[string]any{"message": map[string]any{"id": fmt.Sprintf("msg_%d", i+1), "type": "message",
 			"role": "assistant", "content": []any{}, "model": "fake-model", "stop_reason": nil,
-			"usage": map[string]any{"input_tokens": r.InputTokens, "output_tokens": 1}}}),
+			"usage": r.usage(model.APIAnthropic, false)}}),
 		ev("ping", map[string]any{}),
 	}
 	idx := 0

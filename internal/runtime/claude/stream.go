@@ -378,6 +378,8 @@ func (p *Parser) result(m *streamMsg) {
 	if m.Usage != nil {
 		p.out.InputTokens = m.Usage.input()
 		p.out.OutputTokens = m.Usage.OutputTokens
+		p.out.CacheReadInputTokens = m.Usage.CacheReadInputTokens
+		p.out.CacheCreationInputTokens = m.Usage.CacheCreationInputTokens
 	}
 	switch {
 	case m.Subtype == "success" && !m.IsError:
@@ -401,9 +403,11 @@ func (p *Parser) result(m *streamMsg) {
 			Text: fmt.Sprintf("Claude Code denied the call of %s: %s", d.ToolName, toolInputText(d.ToolName, d.ToolInput)), Turn: p.out.Turns})
 	}
 	p.send(runtime.Event{Kind: runtime.EventUsage, Turn: p.out.Turns, InputTokens: p.out.InputTokens,
-		OutputTokens: p.out.OutputTokens, CostUSD: p.out.CostUSD, Name: "total"})
+		OutputTokens: p.out.OutputTokens, CostUSD: p.out.CostUSD, Name: "total",
+		CacheReadInputTokens: p.out.CacheReadInputTokens, CacheCreationInputTokens: p.out.CacheCreationInputTokens})
 	p.send(runtime.Event{Kind: runtime.EventResult, Name: p.out.StopReason, Text: m.Result, IsError: m.IsError,
-		Turn: p.out.Turns, InputTokens: p.out.InputTokens, OutputTokens: p.out.OutputTokens, CostUSD: p.out.CostUSD})
+		Turn: p.out.Turns, InputTokens: p.out.InputTokens, OutputTokens: p.out.OutputTokens, CostUSD: p.out.CostUSD,
+		CacheReadInputTokens: p.out.CacheReadInputTokens, CacheCreationInputTokens: p.out.CacheCreationInputTokens})
 }
 
 // resultError words an unsuccessful result in one line.

@@ -85,12 +85,14 @@
 // # Run directory
 //
 //	transcript.jsonl       start record, every message (tool results with their tool record), resume and stop records
-//	calls.jsonl            one line per model HTTP attempt: status, request id, bytes, timings, retry wait
+//	calls.jsonl            one line per model HTTP attempt: status, request id, bytes, timings, retry wait, token and prompt-cache counts
 //	tool-outputs/<n>.txt   whole output of tool call n
 //	images/<n>.<ext>       images returned by view_image (the transcript keeps file + sha256, not pixels)
 //	images/prompt-<k>.<ext> prompt images (--image)
 //	web/<n>.body, .headers raw response of web_fetch call n (hops, status, headers)
 //	skill-registry.json    skills (name, description, files with sha256, allowlisted scripts, source)
+//	skill-reads.jsonl      one line per read_skill_resource read: skill, path, sha256 and size of the bytes read, time, turn, tool call
+//	skill-scripts.jsonl    one line per run_skill_script run or refusal: skill, path, sha256, args, exit code, duration, time, turn, tool call
 //	children/<k>/          the same layout for the k-th delegate_task child, and return.json (its raw structured return)
 //
 // Every line of transcript.jsonl is written with one write call. Resume

@@ -91,6 +91,9 @@ type loop struct {
 	// childMu serialises the verdicts of children running at once on
 	// their way to emit (see childEmit).
 	childMu sync.Mutex
+	// callID is the model's id of the tool call running (set by runTool),
+	// for the provenance records.
+	callID string
 }
 
 // childEmit is what a child loop emits through: its verdicts reach the
@@ -218,8 +221,7 @@ func (l *loop) run(ctx context.Context) result {
 			return result{stop: runtime.StopError, err: err}
 		}
 		l.st.Turns++
-		l.st.Usage.InputTokens += resp.Usage.InputTokens
-		l.st.Usage.OutputTokens += resp.Usage.OutputTokens
+		l.st.Usage.Add(resp.Usage)
 		l.pool.charge(resp.Usage.OutputTokens)
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
@@ -236,7 +238,8 @@ func (l *loop) run(ctx context.Context) result {
 			return result{stop: runtime.StopError, err: err}
 		}
 		l.event(runtime.Event{Kind: runtime.EventTurn, Turn: l.st.Turns, Name: l.model.Model})
-		l.event(runtime.Event{Kind: runtime.EventUsage, Turn: l.st.Turns, InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens})
+		l.event(runtime.Event{Kind: runtime.EventUsage, Turn: l.st.Turns, InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens,
+			CacheReadInputTokens: usage.CacheReadInputTokens, CacheCreationInputTokens: usage.CacheCreationInputTokens})
 		if t := msg.Text(); t != "" {
 			l.event(runtime.Event{Kind: runtime.EventText, Turn: l.st.Turns, Text: t})
 		}

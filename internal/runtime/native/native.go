@@ -585,7 +585,9 @@ func (r *Runtime) finish(ctx context.Context, l *loop, in runtime.RunInput, ro r
 	redact := l.redact
 	out := &runtime.Outcome{StopReason: res.stop, Turns: l.st.Turns - base.Turns, ToolCalls: l.st.ToolCalls - base.ToolCalls,
 		InputTokens: l.st.Usage.InputTokens - base.Usage.InputTokens, OutputTokens: l.st.Usage.OutputTokens - base.Usage.OutputTokens,
-		SessionID: filepath.Base(in.RunDir)}
+		CacheReadInputTokens:     l.st.Usage.CacheReadInputTokens - base.Usage.CacheReadInputTokens,
+		CacheCreationInputTokens: l.st.Usage.CacheCreationInputTokens - base.Usage.CacheCreationInputTokens,
+		SessionID:                filepath.Base(in.RunDir)}
 	var runErr error
 	if res.err != nil {
 		out.Errors = append(out.Errors, redact(res.err.Error()))
@@ -614,7 +616,8 @@ func (r *Runtime) finish(ctx context.Context, l *loop, in runtime.RunInput, ro r
 		out.ExitCode = 1
 	}
 	in.Emit(runtime.Event{Kind: runtime.EventResult, Name: res.stop, Text: strings.Join(out.Errors, "; "), IsError: runErr != nil,
-		Turn: l.st.Turns, InputTokens: out.InputTokens, OutputTokens: out.OutputTokens})
+		Turn: l.st.Turns, InputTokens: out.InputTokens, OutputTokens: out.OutputTokens,
+		CacheReadInputTokens: out.CacheReadInputTokens, CacheCreationInputTokens: out.CacheCreationInputTokens})
 	return out, runErr
 }
 

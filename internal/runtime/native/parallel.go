@@ -164,6 +164,7 @@ func (l *loop) runTool(ctx context.Context, t *tool, n int, id string, args map[
 	if out, ok := l.ready[id]; ok {
 		return out
 	}
+	l.callID = id
 	return t.run(ctx, l, n, args)
 }
 

@@ -35,6 +35,7 @@ type runDir struct {
 
 	mu    sync.Mutex
 	calls *os.File
+	logs  map[string]*os.File // provenance files (appendJSONL), by name
 }
 
 func newRunDir(dir string, redact func(string) string) (*runDir, error) {
@@ -138,6 +139,10 @@ func (r *runDir) close() {
 		_ = r.calls.Close()
 		r.calls = nil
 	}
+	for _, f := range r.logs {
+		_ = f.Close()
+	}
+	r.logs = nil
 	if r.d != nil {
 		_ = r.d.Close()
 		r.d = nil

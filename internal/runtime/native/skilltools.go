@@ -13,7 +13,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
-func runReadSkillResource(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
+func runReadSkillResource(ctx context.Context, l *loop, n int, args map[string]any) toolResult {
 	a := toolArgs{m: args}
 	name, rel := a.str("skill", true), a.str("path", true)
 	if a.err != nil {
@@ -38,13 +38,19 @@ func runReadSkillResource(ctx context.Context, l *loop, _ int, args map[string]a
 	if err != nil {
 		return errorf("read_skill_resource: %v", err)
 	}
+	rec := SkillRead{Skill: name, Source: s.Source, Path: rel, SHA256: sha256Hex(data), Size: len(data)}
+	out := toolResult{text: string(data)}
 	if !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
-		return errorf("read_skill_resource %s/%s: not a text file (%d bytes); it is at %s in the sandbox", name, rel, len(data), path.Join(s.SandboxDir, rel))
+		out = errorf("read_skill_resource %s/%s: not a text file (%d bytes); it is at %s in the sandbox", name, rel, len(data), path.Join(s.SandboxDir, rel))
+		rec.Error = "not a text file"
 	}
-	return toolResult{text: string(data)}
+	if err := l.recordSkillRead(n, rec); err != nil {
+		return errorf("read_skill_resource %s/%s: recording the read in %s: %v", name, rel, SkillReadsFile, err)
+	}
+	return out
 }
 
-func runSkillScript(ctx context.Context, l *loop, _ int, args map[string]any) toolResult {
+func runSkillScript(ctx context.Context, l *loop, n int, args map[string]any) toolResult {
 	entry, err := argString(args, "script", true)
 	if err != nil {
 		return errorf("%v", err)
@@ -87,8 +93,11 @@ func runSkillScript(ctx context.Context, l *loop, _ int, args map[string]any) to
 	if err != nil {
 		return errorf("script %q: %v", entry, err)
 	}
-	if got := sha256Hex(data); got != f.SHA256 {
-		return errorf("script %q: sha256 %s does not match the resolved skill (%s); refusing to run it", entry, got, f.SHA256)
+	rec := SkillScriptRun{Time: time.Now().UTC(), Skill: name, Path: rel, SHA256: sha256Hex(data), Args: argv, ExitCode: -1}
+	if rec.SHA256 != f.SHA256 {
+		rec.Error = "sha256 does not match the resolved skill (" + f.SHA256 + "); not run"
+		out := errorf("script %q: sha256 %s does not match the resolved skill (%s); refusing to run it", entry, rec.SHA256, f.SHA256)
+		return l.scriptRecorded(n, entry, rec, out)
 	}
 	cmd := append(interpreter(data), sandboxPath)
 	cmd = append(cmd, argv...)
@@ -101,11 +110,24 @@ func runSkillScript(ctx context.Context, l *loop, _ int, args map[string]any) to
 		env[k] = v
 	}
 	env["SKILL_NAME"], env["SKILL_DIR"] = name, s.SandboxDir
+	start := time.Now()
 	res, err := l.sess.Exec(ctx, sandbox.ExecRequest{Args: cmd, Env: env, Cwd: l.workDir, Timeout: timeout})
+	rec.DurationMS = msSince(start)
 	if err != nil {
-		return errorf("script %q: %v", entry, err)
+		rec.Error = err.Error()
+		return l.scriptRecorded(n, entry, rec, errorf("script %q: %v", entry, err))
 	}
-	return commandResult(res, timeout)
+	rec.ExitCode, rec.TimedOut = res.ExitCode, res.TimedOut
+	return l.scriptRecorded(n, entry, rec, commandResult(res, timeout))
+}
+
+// scriptRecorded records rec in skill-scripts.jsonl and returns out, or an
+// error result when the record cannot be written.
+func (l *loop) scriptRecorded(n int, entry string, rec SkillScriptRun, out toolResult) toolResult {
+	if err := l.recordSkillScript(n, rec); err != nil {
+		return errorf("script %q: recording the run in %s: %v (exit code %d)", entry, SkillScriptsFile, err, rec.ExitCode)
+	}
+	return out
 }
 
 // interpreter returns the argv prefix running a script: its #! line (split

@@ -200,47 +200,19 @@ func stripImageData(m model.Message) model.Message {
 // refused, and no file is read through a symlink.
 func LoadState(runDir string) (*State, error) {
 	p := filepath.Join(runDir, TranscriptFile)
-	key, err := transcriptKey()
-	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", p, err)
-	}
 	d, err := rundir.Open(runDir)
 	if err != nil {
 		return nil, fmt.Errorf("transcript %s: %w", p, err)
 	}
 	defer d.Close()
-	data, err := d.ReadFile(TranscriptFile)
+	recs, lines, mac, err := verifiedRecords(d, runDir)
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", p, err)
+		return nil, err
 	}
-	chain := rundir.NewChain(key, transcriptLabel(runDir))
-	st := &State{mac: chain.Last()}
+	st := &State{mac: mac}
 	started := false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := sc.Bytes()
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
-		if isLastLine(data, line) && data[len(data)-1] != '\n' {
-			// Only the last line may be partial (a writer killed
-			// mid-line): it is dropped.
-			break
-		}
-		if err := chain.Verify(raw); err != nil {
-			return nil, fmt.Errorf("transcript %s:%d: %w", p, line, err)
-		}
-		st.mac = chain.Last()
-		var r Record
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("transcript %s:%d: %v", p, line, err)
-		}
-		if r.V != TranscriptVersion {
-			return nil, fmt.Errorf("transcript %s:%d: version %d not supported (want %d)", p, line, r.V, TranscriptVersion)
-		}
+	for i, r := range recs {
+		line := lines[i]
 		st.seq = r.Seq
 		switch r.Type {
 		case RecStart:
@@ -269,8 +241,7 @@ func LoadState(runDir string) (*State, error) {
 				st.Turns = r.Turn
 			}
 			if r.Usage != nil {
-				st.Usage.InputTokens += r.Usage.InputTokens
-				st.Usage.OutputTokens += r.Usage.OutputTokens
+				st.Usage.Add(*r.Usage)
 			}
 			if r.Tool != nil && r.Tool.N > st.ToolCalls {
 				st.ToolCalls = r.Tool.N
@@ -281,9 +252,6 @@ func LoadState(runDir string) (*State, error) {
 		default:
 			return nil, fmt.Errorf("transcript %s:%d: unknown record type %q", p, line, r.Type)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", p, err)
 	}
 	if !started {
 		return nil, fmt.Errorf("transcript %s: no start record", p)
@@ -360,4 +328,65 @@ func pendingToolCalls(msgs []model.Message) []model.ToolCall {
 		}
 	}
 	return out
+}
+
+// ReadTranscript returns the records of the transcript of runDir, checked
+// as LoadState checks them (this user's MAC chain for this directory, no
+// symlink, a torn last line dropped), for printing.
+func ReadTranscript(runDir string) ([]Record, error) {
+	d, err := rundir.Open(runDir)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", filepath.Join(runDir, TranscriptFile), err)
+	}
+	defer d.Close()
+	recs, _, _, err := verifiedRecords(d, runDir)
+	return recs, err
+}
+
+// verifiedRecords reads transcript.jsonl of d (open on runDir): every
+// complete line must carry the MAC chain of this user's run key for this
+// directory and be a record of the supported version. It returns the
+// records with their line numbers and the last line's MAC. Only the last
+// line may be partial (a writer killed mid-line): it is dropped.
+func verifiedRecords(d *rundir.Dir, runDir string) ([]Record, []int, string, error) {
+	p := filepath.Join(runDir, TranscriptFile)
+	key, err := transcriptKey()
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	data, err := d.ReadFile(TranscriptFile)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	chain := rundir.NewChain(key, transcriptLabel(runDir))
+	var recs []Record
+	var lines []int
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		raw := sc.Bytes()
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		if isLastLine(data, line) && data[len(data)-1] != '\n' {
+			break
+		}
+		if err := chain.Verify(raw); err != nil {
+			return nil, nil, "", fmt.Errorf("transcript %s:%d: %w", p, line, err)
+		}
+		var r Record
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, nil, "", fmt.Errorf("transcript %s:%d: %v", p, line, err)
+		}
+		if r.V != TranscriptVersion {
+			return nil, nil, "", fmt.Errorf("transcript %s:%d: version %d not supported (want %d)", p, line, r.V, TranscriptVersion)
+		}
+		recs, lines = append(recs, r), append(lines, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, "", fmt.Errorf("transcript %s: %w", p, err)
+	}
+	return recs, lines, chain.Last(), nil
 }
