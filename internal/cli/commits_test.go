@@ -9,6 +9,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/forge/forgetest"
+	"github.com/fullsend-ai/fullsend/internal/ref"
 )
 
 // TestBranchRefsWarnAndLockRecordsCommit: a skill URL on a branch is
@@ -22,14 +23,18 @@ func TestBranchRefsWarnAndLockRecordsCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := forgetest.NewGitHub(t, nil)
-	commit := srv.AddRepo("o/r@main", skill)
+	base := "timeout_minutes: 5\n"
+	repo := map[string][]byte{"skills/x/SKILL.md": skill["skills/x/SKILL.md"], "harness/base.yaml": []byte(base)}
+	commit := srv.AddRepo("o/r@main", repo)
 	prefix := "https://" + srv.WebHost() + "/o/r/"
 	dir := t.TempDir()
 	branch, atCommit := srv.TreeURL("o/r@main", "skills/x"), srv.TreeURL("o/r@"+commit, "skills/x")
+	baseBranch := srv.BlobURL("o/r@main", "harness/base.yaml")
 	files := map[string]string{
 		"config.yaml":         forgeConfigYAML(srv, prefix, ""),
 		"agents/a.md":         "agent\n",
 		"harness/branch.yaml": fmt.Sprintf("agent: agents/a.md\nskills:\n  - %s#sha256=%s\nallowed_remote_resources: [%s]\n", branch, d, prefix),
+		"harness/child.yaml":  fmt.Sprintf("agent: agents/a.md\nbase: %s#sha256=%s\nallowed_remote_resources: [%s]\n", baseBranch, ref.SHA256([]byte(base)), prefix),
 		"harness/commit.yaml": fmt.Sprintf("agent: agents/a.md\nskills:\n  - %s#sha256=%s\nallowed_remote_resources: [%s]\n", atCommit, d, prefix),
 	}
 	for name, content := range files {
@@ -69,6 +74,19 @@ func TestBranchRefsWarnAndLockRecordsCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	lf := string(b)
+	// A base named by a branch: the same warning, and lock records its commit.
+	baseWarning := "fullsend: warning: " + baseBranch + ": a branch or tag, not a commit"
+	for _, cmd := range []string{"resolve", "lock"} {
+		if code, _, stderr := fullsend(cmd, "harness/child.yaml"); code != 0 || !strings.Contains(stderr, baseWarning) {
+			t.Errorf("%s of a harness whose base names a branch: exit %d, stderr:\n%s", cmd, code, stderr)
+		}
+	}
+	if b, err = os.ReadFile(filepath.Join(dir, "lock.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "commit: "+commit) || strings.Count(string(b), "commit: ") != 2 {
+		t.Errorf("lock.yaml does not record the base's commit:\n%s", b)
+	}
 	if want := "- url: " + branch + "\n          sha256: " + string(d) + "\n          type: directory\n          commit: " + commit + "\n"; !strings.Contains(lf, want) {
 		t.Fatalf("lock.yaml lacks\n%s\n%s", want, lf)
 	}

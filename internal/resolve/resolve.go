@@ -451,6 +451,19 @@ func (r *resolver) fetchBase(ctx context.Context, rf ref.Ref) ([]byte, error) {
 		return nil, err
 	}
 	r.mu.Lock()
+	unverified := r.unverified[rf.URL]
+	r.mu.Unlock()
+	n := &Node{
+		Kind: "base", Type: cas.TypeFile, URL: rf.URL, LocalPath: e.ContentPath, SHA256: rf.Digest,
+		Remote: true, CacheHit: hit, Unverified: unverified, AllowedBy: allowedBy, FetchType: FetchBaseResource,
+		key: rf.String(), base: rf.URL, container: rf.URL,
+	}
+	// A base named by a branch or tag moves like any other reference:
+	// warned about, and its commit recorded by lock.
+	if err := r.pinCommit(ctx, w, n); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, fr := range bh.Refs() {
 		if fr.EnvExpanded() {
@@ -460,11 +473,7 @@ func (r *resolver) fetchBase(ctx context.Context, rf ref.Ref) ([]byte, error) {
 			r.baseRefs[abs.String()] = true
 		}
 	}
-	r.bases[rf.URL] = &Node{
-		Kind: "base", Type: cas.TypeFile, URL: rf.URL, LocalPath: e.ContentPath, SHA256: rf.Digest,
-		Remote: true, CacheHit: hit, Unverified: r.unverified[rf.URL], AllowedBy: allowedBy, FetchType: FetchBaseResource,
-		key: rf.String(), base: rf.URL, container: rf.URL,
-	}
+	r.bases[rf.URL] = n
 	return b, nil
 }
 
