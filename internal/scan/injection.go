@@ -218,11 +218,21 @@ func (c *injCollector) rawPass(anchors []kwHit) {
 }
 
 // normalizedPass: lines holding a rune that normalises to something else
-// (invisible, tag, look-alike, compatibility), normalised with a line
-// either side: there the anchors may be split or disguised.
+// (invisible, tag, look-alike, compatibility, combining mark, unusual
+// space) or a textual disguise (markup, escapes, letter spacing: see
+// textIndex), normalised with a line either side: there the anchors may be
+// split or disguised.
 func (c *injCollector) normalizedPass(sp *specialIndex) {
+	tx := newTextIndex(c.content)
+	sus := -2 // next suspicious rune at or after off (-1: none left)
 	for off := 0; off < len(c.content); {
-		n := nextSuspicious(sp, off)
+		if sus != -1 && sus < off {
+			sus = nextSuspicious(sp, off)
+		}
+		n := sus
+		if t := tx.at(off); t >= 0 && (n < 0 || t < n) {
+			n = t
+		}
 		if n < 0 {
 			break
 		}
