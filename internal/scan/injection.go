@@ -32,6 +32,12 @@ type injPattern struct {
 	// anchor: pre(text, i, end) with i just after the anchor (without a
 	// trailing space) and end the end of the window re reads (injpre.go).
 	pre func(t []byte, i, end int) bool
+	// find, when set, replaces re: it matches at the anchor t[at:] (end
+	// bounds the window) and returns the matched range (injrules.go).
+	find func(t []byte, at, end int) (s, e int, ok bool)
+	// negatable: a match right after "do not", "don't", "never" or "not"
+	// is a prohibition, not an instruction.
+	negatable bool
 }
 
 type injRule struct {
@@ -61,7 +67,7 @@ const injSpan = 320
 // tokens, curl, prompts and injection without being attacks: each pattern
 // needs an imperative aimed at the agent's own instructions or secrets, not
 // just the vocabulary.
-var injRules = []injRule{
+var injRules = append([]injRule{
 	{id: RuleOverride, what: "instruction override", pats: []injPattern{
 		pat([]string{"ignore", "disregard", "forget", "override", "bypass", "abandon", "neglect"},
 			`(?:ignore|disregard|forget|override|bypass|abandon|neglect)\s+(?:(?:all|any|every|of|the|these|those)\s+)*`+
@@ -104,7 +110,7 @@ var injRules = []injRule{
 		withPre(pat([]string{"curl", "wget"},
 			`(?:curl|wget)\b[^\n]*?(?:\s-d|--data(?:-binary|-raw|-urlencode)?|\s-F|--form|\s-T|--upload-file|--post-data|--post-file|--body-file)[=\s]+["']?[^\s]*?(?:\$\{?[a-z_]*(?:token|secret|password|passwd|api_?key|private_?key)[a-z_]*\}?|~?/?\.ssh/|/etc/(?:passwd|shadow)|\.env\b|\$\((?:env|printenv|cat\s+[^)]*(?:\.env|\.ssh|credentials))|/proc/self/environ)`), preUpload),
 	}},
-}
+}, moreInjRules...)
 
 // injAnchorTable returns the matcher of every anchor and, per anchor, its
 // (rule, pattern) pairs; built on first use, not at package initialisation.
@@ -194,7 +200,7 @@ type injCollector struct {
 }
 
 func (c *injCollector) add(h injHit) {
-	k := [2]int{h.rule, h.start}
+	k := [2]int{canonRule(h.rule), h.start}
 	if c.seen[k] {
 		return
 	}
@@ -374,11 +380,13 @@ func matchHits(text []byte, anchors []kwHit, offs []int, base int, raw []byte, b
 	injAnchors, injAnchorPats := injAnchorTable()
 	for _, ah := range anchors {
 		at, k := int(ah.off), int(ah.kw)
-		if *budget < 0 || at > 0 && isWordByte(text[at-1]) {
+		kw := injAnchors.kws[k]
+		if *budget < 0 || at > 0 && isWordByte(kw[0]) && isWordByte(text[at-1]) {
 			continue
 		}
-		// Every anchor is a whole word in its pattern (or ends in a space).
-		if kw := injAnchors.kws[k]; kw[len(kw)-1] != ' ' && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) {
+		// Every anchor is a whole word in its pattern (or ends in a space
+		// or a non-word byte).
+		if isWordByte(kw[len(kw)-1]) && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) {
 			continue
 		}
 		end := min(len(text), at+injSpan)
@@ -388,11 +396,22 @@ func matchHits(text []byte, anchors []kwHit, offs []int, base int, raw []byte, b
 			if p.pre != nil && !p.pre(text, at+len(strings.TrimRight(injAnchors.kws[k], " ")), end) {
 				continue
 			}
-			loc := p.re.FindIndex(text[at:end])
-			if loc == nil {
+			if p.negatable && negatedBefore(text, at) {
 				continue
 			}
-			s, e := at+loc[0], at+loc[1]
+			var s, e int
+			if p.find != nil {
+				var ok bool
+				if s, e, ok = p.find(text, at, end); !ok {
+					continue
+				}
+			} else {
+				loc := p.re.FindIndex(text[at:end])
+				if loc == nil {
+					continue
+				}
+				s, e = at+loc[0], at+loc[1]
+			}
 			h := injHit{rule: rp[0], text: string(text[s:e])}
 			if offs == nil {
 				h.start, h.end = base+s, base+e

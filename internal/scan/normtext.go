@@ -259,21 +259,28 @@ func textDisguise(b []byte, i int) bool {
 		_, n := decodeEscape(b, i)
 		return n > 0
 	case '<':
-		// A tag inside a word (Ig<b></b>nore), or between two words each
+		// Tags inside a word (Ig<b></b>nore), or between two words each
 		// wrapped in tags (</span> <span>): elsewhere the raw text reads
 		// the same words in the same order.
-		n := skipMarkup(b, i)
-		if n == 0 || i == 0 || i+n >= len(b) {
+		if i == 0 || skipMarkup(b, i) == 0 {
 			return false
 		}
-		if isASCIILetter(b[i-1]) && isASCIILetter(b[i+n]) {
-			return true
+		j, spaced := i, false
+		for j < len(b) {
+			n := skipMarkup(b, j)
+			if n == 0 || b[j] != '<' {
+				break
+			}
+			j += n
+			k := j
+			for k < len(b) && (b[k] == ' ' || b[k] == '\t') {
+				k++
+			}
+			if k > j && k < len(b) && b[k] == '<' && skipMarkup(b, k) > 0 {
+				spaced, j = true, k
+			}
 		}
-		j := i + n
-		for j < len(b) && (b[j] == ' ' || b[j] == '\t') {
-			j++
-		}
-		return j > i+n && j < len(b) && b[j] == '<' && skipMarkup(b, j) > 0
+		return j < len(b) && (isASCIILetter(b[i-1]) && isASCIILetter(b[j]) || spaced && (isASCIILetter(b[i-1]) || isASCIILetter(b[j])))
 	default:
 		// Emphasis inside a word (Ig**nore**), or closing one word and
 		// opening the next (**Ignore** **all**).

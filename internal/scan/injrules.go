@@ -1,0 +1,173 @@
+package scan
+
+import (
+	"bytes"
+
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
+)
+
+// More rules of the context-injection scanner: markup that speaks to the
+// model directly, instructions to hand secrets over without an override
+// phrase, paraphrased and translated overrides. They read the same
+// normalised text as injRules (see normalize).
+
+// RuleModelMarkup is chat-template, tool-call and role-turn markup: tokens
+// a model reads as the boundary of a conversation turn or as a tool call,
+// with no business in a skill or a fetched page.
+const RuleModelMarkup = "injection/model-markup"
+
+var moreInjRules = []injRule{
+	{id: RuleModelMarkup, what: "model-facing markup (chat template, tool call or role turn)", pats: []injPattern{
+		pat([]string{"<|im_start|>"}, `<\|im_start\|>\s*(?:system|assistant|user|tool|developer)\b`),
+		pat([]string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|begin_of_text|>", "<|end_header_id|>"},
+			`<\|(?:im_end|endoftext|eot_id|begin_of_text|end_header_id)\|>`),
+		pat([]string{"<|start_header_id|>"}, `<\|start_header_id\|>\s*(?:system|assistant|user|ipython|tool)\b`),
+		pat([]string{"<|system|>", "<|user|>", "<|assistant|>"}, `<\|(?:system|user|assistant)\|>`),
+		pat([]string{"<tool_call>", "<function_call>", "<tool_use>"}, `<(?:tool_call|function_call|tool_use)>\s*[{<]`),
+		pat([]string{"<function_calls>", "<function_calls>"}, `<(?:antml:)?function_calls>\s*<(?:antml:)?invoke\b`),
+		pat([]string{"</user>", "</human>", "</assistant>", "</tool_result>", "</function_results>"},
+			`</(?:user|human|assistant|tool_result|function_results)>\s*<(?:system|assistant|developer|admin|user|human)>`),
+		pat([]string{"[inst]"}, `\[inst\][^\n]{0,300}?(?:<<sys>>|\[/inst\])`),
+		pat([]string{"<<sys>>"}, `<<sys>>`),
+		pat([]string{"<start_of_turn>"}, `<start_of_turn>\s*(?:user|model|system)\b`),
+	}},
+	{id: RuleExfiltrate, what: "secret exfiltration", pats: []injPattern{
+		// A well-known secret store or an environment dump, and on its
+		// line (or the next) a sink: the agent's own output, a pipe to a
+		// network client, a URL or a server.
+		{anchors: credAnchors, find: findCredSink},
+	}},
+	{id: RuleOverride, what: "instruction override", pats: []injPattern{
+		// Verb classes × object classes.
+		{anchors: overrideVerbs, re: lazyre.New(`(?i)^(?:` + overrideVerbRe + `)\s+(?:` + overrideObjRe + `)`), negatable: true},
+		// Languages other than English (text normalised: lower case,
+		// combining marks dropped, so accents are optional).
+		pat([]string{"ignora", "ignore", "ignorez", "ignoriere", "ignorieren", "ignoreer", "olvida", "olvide", "oublie", "oubliez", "vergiss", "vergessen", "esqueca", "esqueça", "dimentica", "ignoruj", "zignoruj", "negeer"},
+			`(?:ignora(?:r|te|d)?|ignore|ignorez|ignoriere|ignorieren|ignoreer|olvida|olvide|oublie[rz]?|vergiss|esque(?:c|ç)a|dimentica|z?ignoruj|negeer)\s+(?:(?:todas?|todos|tutte|tutti|toutes?|tous|alle|all|die|le|les|las|los|as|os|wszystkie|de|het|previas|vorherigen|bisherigen)\s+)*`+
+				`(?:(?:las|los|le|les|die|as|os|de|het|tes|vos|deine|ihre|seine|tus|sus|suas)\s+)?(?:anteriores\s+|precedenti\s+|pr[eé]c[eé]dentes\s+|vorherigen\s+|bisherigen\s+|vorigen\s+|poprzednie\s+|eerdere\s+|vorige\s+)?`+
+				`(?:instrucciones|instru(?:ç|c)(?:õ|o)es|istruzioni|instructions|consignes|anweisungen|instruktionen|anordnungen|regeln|instrukcje|polecenia|instructies|regras|reglas|regole|r[eè]gles|indicaciones|indica(?:ç|c)(?:õ|o)es|indicazioni)`),
+		pat([]string{"игнорир", "Игнорир", "забудь", "Забудь", "проигнорир", "Проигнорир"},
+			`(?:про)?игнорир\S*\s+(?:все\s+|всё\s+)?(?:предыдущие|прежние|прошлые|предшествующие|вышеуказанные|эти|свои|твои)?\s*(?:инструкции|указания|правила|команды)|забудь(?:те)?\s+(?:все\s+|всё\s+)?(?:предыдущие|прежние|свои|твои|эти)?\s*(?:инструкции|указания|правила|что\s+тебе\s+говорили)`),
+		pat([]string{"önceki", "Önceki", "tüm", "Tüm"}, `(?:önceki|tüm)\s+(?:tüm\s+|önceki\s+)?(?:talimatları|talimatlari|kuralları|komutları)\s+(?:unut|yok\s+say|görmezden\s+gel)`),
+		pat([]string{"忽略", "无视", "忽視", "忽视", "無視", "不要理会", "别管"},
+			`(?:忽略|无视|忽视|忽視|無視|不要理会|别管)(?:掉)?(?:你)?(?:之前|以前|上面|上述|先前|前面|所有|全部|一切|此前)(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|说明|規則|规则|提示|命令|要求|設定|设定)`),
+		pat([]string{"以前の", "これまでの", "上記の", "前の", "すべての", "全ての"},
+			`(?:以前の|これまでの|上記の|前の|すべての|全ての)(?:すべての|全ての)?(?:指示|命令|指令|ルール|プロンプト|設定)(?:を|は)(?:すべて|全て)?(?:無視|忘れ)`),
+		pat([]string{"이전", "위의", "앞의", "모든"},
+			`(?:이전(?:의)?|위의|앞의|모든)\s*(?:모든\s*)?(?:지시|명령|지침|규칙|프롬프트)(?:사항)?(?:을|를|은|는)?\s*(?:모두\s*)?(?:무시|잊어)`),
+		pat([]string{"abaikan", "lupakan"}, `(?:abaikan|lupakan)\s+(?:semua\s+)?(?:instruksi|perintah|aturan)(?:\s+sebelumnya)?`),
+		pat([]string{"bỏ qua", "hãy bỏ qua"}, `(?:hãy\s+)?bỏ\s+qua\s+(?:tất\s+cả\s+)?(?:các\s+)?(?:hướng\s+dẫn|chỉ\s+dẫn|lệnh|quy\s+tắc)`),
+	}},
+}
+
+// overrideVerbs anchor the verb-class override pattern.
+var overrideVerbs = []string{"ignore", "disregard", "forget", "set aside", "put aside", "cast aside", "discard", "dismiss",
+	"throw out", "drop", "skip", "pay no attention", "stop following", "no longer follow", "override", "bypass", "abandon", "neglect", "nevermind", "never mind"}
+
+const overrideVerbRe = `ignore|disregard|forget(?:\s+about)?|(?:set|put|cast)\s+aside|discard|dismiss|throw\s+out|drop|skip|pay\s+no\s+attention\s+to|stop\s+following|no\s+longer\s+follow|override|bypass|abandon|neglect|never\s*mind`
+
+// overrideObjRe is what an override sets aside: the agent's instructions
+// however named, or everything it was told.
+const overrideObjRe = `(?:everything|all|anything)\s+(?:(?:that\s+)?(?:you\s+(?:were|have\s+been|'ve\s+been|got)\s+(?:told|given|instructed|asked|taught)|(?:was\s+)?(?:written|said|stated|mentioned|given)\s+(?:above|before|earlier|previously)|(?:above|before|so\s+far|until\s+now|previously|prior))\b)` +
+	`|(?:the|any|all|your|these|those)\s+(?:[a-z'-]+\s+){0,2}?(?:instructions?|guidance|guidelines|directions|directives?|orders|commands|rules|prompts?|policies|constraints|restrictions|programming)\s+(?:(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been|got)\s+(?:given|told|provided)|(?:given|provided)\s+(?:to\s+you\s+)?(?:above|before|earlier|previously|so\s+far)|(?:above|so\s+far|until\s+now)\b)` +
+	`|(?:the\s+|all\s+(?:of\s+)?(?:the\s+)?)?(?:above|foregoing|preceding)(?:\s+(?:instructions|guidance|rules|text|content|directions))?\s*(?:[.,;:!]|$|and\b|then\b)` +
+	`|what\s+you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|given|instructed|asked)` +
+	`|(?:your|the|all|any)\s+(?:previous|prior|earlier|original|initial|system|developer|safety|existing|current)\s+(?:[a-z'-]+\s+){0,2}?(?:instructions?|guidance|guidelines|directions|directives?|orders|commands|rules|prompts?|policies|constraints|restrictions|programming)\b`
+
+// credAnchors are the secret stores and environment dumps of the
+// credential-exfiltration pattern.
+var credAnchors = []string{"~/.aws", ".aws/credentials", "~/.ssh", ".ssh/id_", "id_rsa", "id_ed25519", "id_ecdsa", ".netrc",
+	".git-credentials", ".docker/config.json", ".kube/config", ".npmrc", ".pypirc", "/proc/self/environ", "/etc/shadow",
+	"hosts.yml", "gh auth token", "printenv", "env", "os.environ", "process.env", "environment variables", "secrets."}
+
+// credTarget is what must stand at a credential anchor: the anchor read as
+// a secret store or dump (env as a command, secrets.X as an expression).
+var credTarget = lazyre.New(`(?i)^(?:~/\.aws\b|\.aws/credentials|~/\.ssh\b|\.ssh/id_|id_(?:rsa|ed25519|ecdsa)\b|\.netrc\b|\.git-credentials\b|\.docker/config\.json|\.kube/config\b|\.npmrc\b|\.pypirc\b|/proc/self/environ|/etc/shadow|hosts\.yml|gh\s+auth\s+token|printenv\b|env(?:\s*\||\s*[` + "`" + `'"]|\s*$|\s+(?:command|output))|os\.environ\b|process\.env\b|(?:all\s+(?:the\s+|your\s+)?|every\s+)environment\s+variables|secrets\.[a-z_]*(?:token|key|secret|password|pat)[a-z_]*)`)
+
+// credSink is where the secret goes.
+var credSink = lazyre.New(`(?i)\|[^\n]{0,60}?\b(?:curl|wget|nc|ncat|netcat|socat)\b` +
+	`|\b(?:include|put|paste|add|append|embed|attach|post|send|upload|exfiltrate|transmit|forward|share|report|echo|write|print|copy|output|return|dump)\b[^\n]{0,100}?` +
+	`(?:\b(?:in(?:to)?|to|with|as|inside)\s+(?:your|the|a)\s+(?:final\s+|next\s+|pr\s+|issue\s+)?(?:output|result|response|reply|answer|summary|comment|report|message|pr|pull\s+request|commit(?:\s+message)?|issue|description|body|log)\b` +
+	`|https?://|\bto\s+(?:my|our|this|that|an?|the)\s+(?:[a-z-]+\s+)?(?:server|webhook|endpoint|url|host|bucket|channel)\b|\b(?:webhook|pastebin|ngrok|requestbin|interact\.sh|burpcollaborator)\b)` +
+	`|\b(?:curl|wget)\b[^\n]{0,160}?https?://`)
+
+// credVerb is a verb handing something over, before the secret.
+var credVerb = lazyre.New(`(?i)\b(?:include|put|paste|add|append|embed|attach|post|send|upload|exfiltrate|transmit|forward|share|copy|output|return|dump|leak)\b`)
+
+// credDest is where it goes, right after the secret.
+var credDest = lazyre.New(`(?i)^[^\n]{0,60}?\b(?:(?:in(?:to)?|to|with|as|inside)\s+(?:your|the|a)\s+(?:final\s+|next\s+)?(?:output|result|response|reply|answer|summary|comment|report|message|pr|pull\s+request|commit(?:\s+message)?|issue|description|body|log)\b|to\s+https?://|to\s+(?:my|our|this|that|an?|the)\s+(?:[a-z-]+\s+)?(?:server|webhook|endpoint|url|host|bucket|channel)\b)`)
+
+// credNegation on the text before the sink makes it a prohibition ("never
+// include ~/.ssh/id_rsa in your output").
+var credNegation = lazyre.New(`(?i)\b(?:never|not|don't|do\s+not|must\s+not|mustn't|avoid|without|no\s+need|prevent|forbid(?:den)?|refuse)\b`)
+
+// findCredSink matches the credential-exfiltration pattern at the anchor
+// t[at:]: a secret store there, and a sink after it on its line or the
+// next, with no negation in between or before it on its line. It returns
+// the matched range, or ok false.
+func findCredSink(t []byte, at, end int) (s, e int, ok bool) {
+	loc := credTarget.FindIndex(t[at:min(len(t), at+64)])
+	if loc == nil {
+		return 0, 0, false
+	}
+	ls := bytes.LastIndexByte(t[:at], '\n') + 1
+	le := len(t)
+	if i := bytes.IndexByte(t[at:], '\n'); i >= 0 {
+		le = at + i
+		if j := bytes.IndexByte(t[le+1:], '\n'); j >= 0 {
+			le = le + 1 + j
+		} else {
+			le = len(t)
+		}
+	}
+	le = min(le, at+injSpan)
+	after := at + loc[1]
+	sk := credSink.FindIndex(t[after:le])
+	if sk == nil {
+		// The verb before the secret, the destination after it ("upload
+		// ~/.netrc to https://…", "attach … to your reply").
+		from := max(ls, at-80)
+		v := credVerb.Get().FindAllIndex(t[from:at], -1)
+		d := credDest.FindIndex(t[after:le])
+		if v == nil || d == nil {
+			return 0, 0, false
+		}
+		if credNegation.Match(t[max(ls, at-120) : from+v[len(v)-1][0]]) {
+			return 0, 0, false
+		}
+		return from + v[len(v)-1][0], after + d[1], true
+	}
+	if credNegation.Match(t[max(ls, at-120) : after+sk[0]]) {
+		return 0, 0, false
+	}
+	return at, after + sk[1], true
+}
+
+// negatedBefore reports whether the word before t[at] is a negation: "do
+// not", "don't", "never", "not" (after spaces and emphasis characters).
+func negatedBefore(t []byte, at int) bool {
+	i := at
+	for i > 0 && (reSpace(t[i-1]) || t[i-1] == '*' || t[i-1] == '_') {
+		i--
+	}
+	w := i
+	for w > 0 && (isWordByte(t[w-1]) || t[w-1] == '\'') {
+		w--
+	}
+	switch string(bytes.ToLower(t[w:i])) {
+	case "not", "don't", "never", "dont", "won't", "shouldn't", "mustn't", "cannot", "can't", "t":
+		return true
+	}
+	return false
+}
+
+// canonRule returns the index of the first entry of injRules with rule
+// i's id: rules extended in several entries count as one.
+func canonRule(i int) int {
+	for j := 0; j < i; j++ {
+		if injRules[j].id == injRules[i].id {
+			return j
+		}
+	}
+	return i
+}
