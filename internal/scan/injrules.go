@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/lazyre"
 )
@@ -62,9 +63,9 @@ var moreInjRules = []injRule{
 
 // overrideVerbs anchor the verb-class override pattern.
 var overrideVerbs = []string{"ignore", "disregard", "forget", "set aside", "put aside", "cast aside", "discard", "dismiss",
-	"throw out", "drop", "skip", "pay no attention", "stop following", "no longer follow", "override", "bypass", "abandon", "neglect", "nevermind", "never mind"}
+	"throw out", "pay no attention", "stop following", "no longer follow", "override", "bypass", "abandon", "neglect", "nevermind", "never mind"}
 
-const overrideVerbRe = `ignore|disregard|forget(?:\s+about)?|(?:set|put|cast)\s+aside|discard|dismiss|throw\s+out|drop|skip|pay\s+no\s+attention\s+to|stop\s+following|no\s+longer\s+follow|override|bypass|abandon|neglect|never\s*mind`
+const overrideVerbRe = `ignore|disregard|forget(?:\s+about)?|(?:set|put|cast)\s+aside|discard|dismiss|throw\s+out|pay\s+no\s+attention\s+to|stop\s+following|no\s+longer\s+follow|override|bypass|abandon|neglect|never\s*mind`
 
 // overrideObjRe is what an override sets aside: the agent's instructions
 // however named, or everything it was told.
@@ -78,11 +79,84 @@ const overrideObjRe = `(?:everything|all|anything)\s+(?:(?:that\s+)?(?:you\s+(?:
 // credential-exfiltration pattern.
 var credAnchors = []string{"~/.aws", ".aws/credentials", "~/.ssh", ".ssh/id_", "id_rsa", "id_ed25519", "id_ecdsa", ".netrc",
 	".git-credentials", ".docker/config.json", ".kube/config", ".npmrc", ".pypirc", "/proc/self/environ", "/etc/shadow",
-	"hosts.yml", "gh auth token", "printenv", "env", "os.environ", "process.env", "environment variables", "secrets."}
+	"hosts.yml", "gh auth token", "printenv", "`env", "env |", "env|", "os.environ", "process.env", "environment variables", "secrets."}
 
-// credTarget is what must stand at a credential anchor: the anchor read as
-// a secret store or dump (env as a command, secrets.X as an expression).
-var credTarget = lazyre.New(`(?i)^(?:~/\.aws\b|\.aws/credentials|~/\.ssh\b|\.ssh/id_|id_(?:rsa|ed25519|ecdsa)\b|\.netrc\b|\.git-credentials\b|\.docker/config\.json|\.kube/config\b|\.npmrc\b|\.pypirc\b|/proc/self/environ|/etc/shadow|hosts\.yml|gh\s+auth\s+token|printenv\b|env(?:\s*\||\s*[` + "`" + `'"]|\s*$|\s+(?:command|output))|os\.environ\b|process\.env\b|(?:all\s+(?:the\s+|your\s+)?|every\s+)environment\s+variables|secrets\.[a-z_]*(?:token|key|secret|password|pat)[a-z_]*)`)
+// credTargetLen returns the length of the secret store or dump at t[at]
+// (an anchor of credAnchors), or 0 when the anchor is not read as one
+// there: env must be a command (piped, quoted, or ending its line),
+// secrets.X must name a token, key, secret, password or PAT, and
+// "environment variables" must be all of them.
+func credTargetLen(t []byte, at int) int {
+	rest := t[at:min(len(t), at+64)]
+	switch {
+	case hasPrefixFold(rest, 0, len(rest), "environment variables"):
+		from := max(0, at-16)
+		before := bytes.ToLower(t[from:at])
+		if bytes.HasSuffix(bytes.TrimRight(before, " "), []byte("all")) || bytes.Contains(before, []byte("every")) ||
+			bytes.Contains(before, []byte("all the")) || bytes.Contains(before, []byte("all your")) {
+			return len("environment variables")
+		}
+		return 0
+	case rest[0] == '`' && hasPrefixFold(rest, 1, len(rest), "env"):
+		if len(rest) > 4 && (rest[4] == '`' || rest[4] == ' ' || rest[4] == '|') {
+			return 4
+		}
+		return 0
+	case hasPrefixFold(rest, 0, len(rest), "env") && !hasPrefixFold(rest, 0, len(rest), "environment"):
+		if at > 0 {
+			switch t[at-1] {
+			case '.', '/', '-', '_', '$', '{', '<':
+				return 0 // a file name (code.env), a path, a variable
+			}
+		}
+		j, _ := skipSpaces(rest, 3, len(rest))
+		if j >= len(rest) {
+			return 3
+		}
+		switch rest[j] {
+		case '|':
+			// a pipe into a command, not a table cell
+			if k, _ := skipSpaces(rest, j+1, len(rest)); k < len(rest) && isASCIILetter(rest[k]) {
+				return 3
+			}
+			return 0
+		case '`', '\'', '"', '\n', ')':
+			return 3
+		}
+		if hasPrefixFold(rest, j, len(rest), "command") || hasPrefixFold(rest, j, len(rest), "output") {
+			return 3
+		}
+		return 0
+	case hasPrefixFold(rest, 0, len(rest), "secrets."):
+		j := len("secrets.")
+		for j < len(rest) && (isWordByte(rest[j]) || rest[j] == '-') {
+			j++
+		}
+		name := string(bytes.ToLower(rest[len("secrets."):j]))
+		for _, w := range [...]string{"token", "key", "secret", "password", "pat"} {
+			if strings.Contains(name, w) {
+				return j
+			}
+		}
+		return 0
+	case hasPrefixFold(rest, 0, len(rest), "process.env") || hasPrefixFold(rest, 0, len(rest), "os.environ"):
+		// the whole mapping, not one variable of it
+		k := len("process.env")
+		if rest[0] == 'o' || rest[0] == 'O' {
+			k = len("os.environ")
+		}
+		if k < len(rest) && (rest[k] == '.' || rest[k] == '[') {
+			return 0
+		}
+		return k
+	}
+	for _, a := range credAnchors {
+		if hasPrefixFold(rest, 0, len(rest), a) {
+			return len(a)
+		}
+	}
+	return 0
+}
 
 // credSink is where the secret goes.
 var credSink = lazyre.New(`(?i)\|[^\n]{0,60}?\b(?:curl|wget|nc|ncat|netcat|socat)\b` +
@@ -106,10 +180,11 @@ var credNegation = lazyre.New(`(?i)\b(?:never|not|don't|do\s+not|must\s+not|must
 // next, with no negation in between or before it on its line. It returns
 // the matched range, or ok false.
 func findCredSink(t []byte, at, end int) (s, e int, ok bool) {
-	loc := credTarget.FindIndex(t[at:min(len(t), at+64)])
-	if loc == nil {
+	n := credTargetLen(t, at)
+	if n == 0 {
 		return 0, 0, false
 	}
+	loc := []int{0, n}
 	ls := bytes.LastIndexByte(t[:at], '\n') + 1
 	le := len(t)
 	if i := bytes.IndexByte(t[at:], '\n'); i >= 0 {
