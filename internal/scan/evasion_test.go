@@ -59,7 +59,7 @@ var evasionThresholds = map[string]float64{
 	"exfiltration":  1,
 	"paraphrase":    1,
 	"language":      1,
-	"encoded":       0.15,
+	"encoded":       1,
 }
 
 // minOverallCatch is the catch rate over every case of every category.

@@ -144,7 +144,9 @@ type injHit struct {
 	end     int
 	text    string // the normalised matched text
 	hidden  bool   // the raw bytes differ from the normalised reading
-	wrapper string // "" | RuleHiddenComment | RuleBase64
+	wrapper string // "" | RuleHiddenComment | RuleBase64 | RuleEncoded
+	// encoding names the encoding of a RuleEncoded hit ("hex", "ROT13" …)
+	encoding string
 }
 
 // The patterns of one scan may read at most max(minInjectionBudget,
@@ -177,6 +179,7 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 	c.normalizedPass(sp)
 	c.commentPass()
 	c.base64Pass()
+	c.encodedPass(anchors)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -277,6 +280,7 @@ func (c *injCollector) base64Pass() {
 	for _, b := range base64Blobs(c.content) {
 		dec := decodeBase64Text(c.content[b[0]:b[1]])
 		if dec == nil {
+			c.decodeOther(b) // hex, base32 (encoded.go)
 			continue
 		}
 		text, _ := normalize(dec, 0)
@@ -351,6 +355,9 @@ func describeInjection(f *Finding, content []byte, h injHit, fenced func() [][2]
 	case RuleHiddenComment:
 		f.Rule = RuleHiddenComment
 		f.Message = fmt.Sprintf("comment hides %s text (%s): %s", r.what, r.id, quoted)
+	case RuleEncoded:
+		f.Rule = RuleEncoded
+		f.Message = fmt.Sprintf("%s decodes to %s text (%s): %s", h.encoding, r.what, r.id, quoted)
 	case RuleBase64:
 		f.Rule = RuleBase64
 		f.Message = fmt.Sprintf("base64 blob decodes to %s text (%s): %s", r.what, r.id, quoted)

@@ -18,6 +18,7 @@ import (
 const RuleModelMarkup = "injection/model-markup"
 
 var moreInjRules = []injRule{
+	{id: RuleEncoded, what: "encoded injection", pats: []injPattern{{anchors: encodedAnchors(), find: noMatch}}},
 	{id: RuleModelMarkup, what: "model-facing markup (chat template, tool call or role turn)", pats: []injPattern{
 		pat([]string{"<|im_start|>"}, `<\|im_start\|>\s*(?:system|assistant|user|tool|developer)\b`),
 		pat([]string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|begin_of_text|>", "<|end_header_id|>"},
