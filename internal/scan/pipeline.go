@@ -253,6 +253,45 @@ func (p *Pipeline) ScanFiles(ctx context.Context, files map[string][]byte, m Met
 			return total, err
 		}
 	}
+	// The unit judged as one: deferrals to companion files (crossfile.go).
+	if p.Policy(m.Origin).ContextInjection {
+		skip := map[string]bool{}
+		for _, f := range total.Findings {
+			if f.Severity == Critical {
+				for _, n := range names {
+					if f.Path == joinPath(m.Path, n) {
+						skip[n] = true
+					}
+				}
+			}
+		}
+		fs, err := crossFile(ctx, files, names, skip, m)
+		if err != nil {
+			return total, err
+		}
+		for _, n := range names {
+			var own []Finding
+			fm := m
+			fm.Path = joinPath(m.Path, n)
+			for _, f := range fs {
+				if f.Path == fm.Path {
+					own = append(own, f)
+				}
+			}
+			if len(own) == 0 {
+				continue
+			}
+			sum := sha256.Sum256(files[n]) // acceptances name the deferring file's bytes
+			r, err := p.finish(own, hex.EncodeToString(sum[:]), fm)
+			if r != nil {
+				total.Findings = append(total.Findings, r.Findings...)
+				total.Blocked = total.Blocked || r.Blocked
+			}
+			if err != nil {
+				return total, err
+			}
+		}
+	}
 	return total, nil
 }
 
