@@ -67,13 +67,22 @@ func crossFile(ctx context.Context, files map[string][]byte, names []string, ski
 }
 
 // judgeTogether reads line with each line of companion in place of
-// line[s:e] and returns the first critical finding, or nil.
+// line[s:e] and returns the first critical finding, or nil. Companion
+// lines with a finding of their own are left out.
 func judgeTogether(ctx context.Context, inj injectionScanner, line []byte, s, e int, companion []byte) (*Finding, error) {
 	rest := companion
 	for k := 0; k < maxCompanionLines && len(rest) > 0; k++ {
 		cl, tail, _ := bytes.Cut(rest, []byte("\n"))
 		rest = tail
 		if len(bytes.TrimSpace(cl)) == 0 {
+			continue
+		}
+		// A line with a finding of its own was judged in its context
+		// (documentation in a fence, a quoted example): keep that verdict.
+		if own, err := inj.Scan(ctx, cl, Meta{}); err != nil || len(own) > 0 {
+			if err != nil {
+				return nil, err
+			}
 			continue
 		}
 		joined := make([]byte, 0, len(line)+len(cl))
