@@ -296,6 +296,13 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 				note(n)
 			}
 		}
+		// Skill directories judged as one unit (scan_skillunit.go).
+		r, err := scanSkillUnits(ctx, p, paths, total.Findings, origin)
+		if err != nil {
+			return err
+		}
+		total.Findings = append(total.Findings, r.Findings...)
+		total.Blocked = total.Blocked || r.Blocked
 	}
 	if f.json {
 		if err := writeJSON(env.Stdout, total); err != nil {
