@@ -72,7 +72,7 @@ var injRules = append([]injRule{
 		pat([]string{"ignore", "disregard", "forget", "override", "bypass", "abandon", "neglect"},
 			`(?:ignore|disregard|forget|override|bypass|abandon|neglect)\s+(?:(?:all|any|every|of|the|these|those)\s+)*`+
 				`(?:(?:your|my|previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|safety)\s+|all\s+)`+
-				`(?:[a-z'-]+\s+){0,2}?(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|constraints|context|messages|programming|restrictions)\b`),
+				`(?:[a-z'-]+\s+){0,2}?(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|constraints|context|messages|programming|restrictions)\b`).negated(),
 		withPre(pat([]string{"new"}, `new\s+(?:system\s+)?instructions\s*(?:are|follow|:)`), nextWord("system", "instructions")),
 		withPre(pat([]string{"do not", "don't", "never"},
 			`(?:do\s+not|don't|never)\s+follow\s+(?:your|the|any)\s+(?:previous|prior|original|system|initial)\s+(?:instructions|rules|prompt)`), nextWord("follow")),

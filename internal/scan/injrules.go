@@ -247,3 +247,10 @@ func canonRule(i int) int {
 	}
 	return i
 }
+
+// negated marks a pattern negatable: a prohibition ("never ignore previous
+// instructions") is not an override.
+func (p injPattern) negated() injPattern {
+	p.negatable = true
+	return p
+}
