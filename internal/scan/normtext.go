@@ -356,6 +356,8 @@ func nextSpaced(b []byte, from int) int {
 	// zero has the high bit of each zero byte of x set (and, after a zero
 	// byte, maybe more: a filter only).
 	zero := func(x uint64) uint64 { return (x - lo) &^ x & hi }
+	// exactZero has the high bit of exactly the zero bytes of x set.
+	exactZero := func(x uint64) uint64 { return ^((x&^hi + ^uint64(hi)) | x | ^uint64(hi)) }
 	try := func(k int) int {
 		if !spacedCandidate(b, k) {
 			return -1
@@ -375,6 +377,7 @@ func nextSpaced(b []byte, from int) int {
 			continue
 		}
 		m := eq & (zero(w^0x2020202020202020) | zero(w^0x2e2e2e2e2e2e2e2e) | zero(w^0x2d2d2d2d2d2d2d2d) | zero(w^0x5f5f5f5f5f5f5f5f))
+		m &^= exactZero(w ^ w>>8) // b[k] == b[k+1] (indentation): b[k+1] is no letter
 		for ; m != 0; m &= m - 1 {
 			if t := try(i + bits.TrailingZeros64(m)/8); t >= 0 {
 				return t
