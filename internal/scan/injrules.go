@@ -50,9 +50,10 @@ var moreInjRules = []injRule{
 				`(?:instrucciones|instru(?:ç|c)(?:õ|o)es|istruzioni|instructions|consignes|anweisungen|instruktionen|anordnungen|regeln|instrukcje|polecenia|instructies|regras|reglas|regole|r[eè]gles|indicaciones|indica(?:ç|c)(?:õ|o)es|indicazioni)`),
 		pat([]string{"игнорир", "Игнорир", "забудь", "Забудь", "проигнорир", "Проигнорир"},
 			`(?:про)?игнорир\S*\s+(?:все\s+|всё\s+)?(?:предыдущие|прежние|прошлые|предшествующие|вышеуказанные|эти|свои|твои)?\s*(?:инструкции|указания|правила|команды)|забудь(?:те)?\s+(?:все\s+|всё\s+)?(?:предыдущие|прежние|свои|твои|эти)?\s*(?:инструкции|указания|правила|что\s+тебе\s+говорили)`),
+		pat([]string{"не обращай", "Не обращай"}, `не\s+обращай(?:те)?\s+внимания\s+на\s+(?:все\s+)?(?:предыдущие|прежние|эти|свои|твои)?\s*(?:инструкции|указания|правила)`),
 		pat([]string{"önceki", "Önceki", "tüm", "Tüm"}, `(?:önceki|tüm)\s+(?:tüm\s+|önceki\s+)?(?:talimatları|talimatlari|kuralları|komutları)\s+(?:unut|yok\s+say|görmezden\s+gel)`),
 		pat([]string{"忽略", "无视", "忽視", "忽视", "無視", "不要理会", "别管"},
-			`(?:忽略|无视|忽视|忽視|無視|不要理会|别管)(?:掉)?(?:你)?(?:之前|以前|上面|上述|先前|前面|所有|全部|一切|此前)(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|说明|規則|规则|提示|命令|要求|設定|设定)`),
+			`(?:忽略|无视|忽视|忽視|無視|不要理会|别管)(?:掉)?(?:你)?[之以上先前面所有全部一切此述的]{1,8}(?:指令|指示|说明|規則|规则|提示|命令|要求|設定|设定)`),
 		pat([]string{"以前の", "これまでの", "上記の", "前の", "すべての", "全ての"},
 			`(?:以前の|これまでの|上記の|前の|すべての|全ての)(?:すべての|全ての)?(?:指示|命令|指令|ルール|プロンプト|設定)(?:を|は)(?:すべて|全て)?(?:無視|忘れ)`),
 		pat([]string{"이전", "위의", "앞의", "모든"},
@@ -63,17 +64,18 @@ var moreInjRules = []injRule{
 }
 
 // overrideVerbs anchor the verb-class override pattern.
-var overrideVerbs = []string{"ignore", "disregard", "forget", "set aside", "put aside", "cast aside", "discard", "dismiss",
+var overrideVerbs = []string{"ignore", "disregard", "overlook", "forget", "set aside", "put aside", "cast aside", "discard", "dismiss",
 	"throw out", "pay no attention", "stop following", "no longer follow", "override", "bypass", "abandon", "neglect", "nevermind", "never mind"}
 
-const overrideVerbRe = `ignore|disregard|forget(?:\s+about)?|(?:set|put|cast)\s+aside|discard|dismiss|throw\s+out|pay\s+no\s+attention\s+to|stop\s+following|no\s+longer\s+follow|override|bypass|abandon|neglect|never\s*mind`
+const overrideVerbRe = `ignore|disregard|overlook|forget(?:\s+about)?|(?:set|put|cast)\s+aside|discard|dismiss|throw\s+out|pay\s+no\s+attention\s+to|stop\s+following|no\s+longer\s+follow|override|bypass|abandon|neglect|never\s*mind`
 
 // overrideObjRe is what an override sets aside: the agent's instructions
 // however named, or everything it was told.
 const overrideObjRe = `(?:everything|all|anything)\s+(?:(?:that\s+)?(?:you\s+(?:were|have\s+been|'ve\s+been|got)\s+(?:told|given|instructed|asked|taught)|(?:was\s+)?(?:written|said|stated|mentioned|given)\s+(?:above|before|earlier|previously)|(?:above|before|so\s+far|until\s+now|previously|prior))\b)` +
-	`|(?:the|any|all|your|these|those)\s+(?:[a-z'-]+\s+){0,2}?(?:instructions?|guidance|guidelines|directions|directives?|orders|commands|rules|prompts?|policies|constraints|restrictions|programming)\s+(?:(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been|got)\s+(?:given|told|provided)|(?:given|provided)\s+(?:to\s+you\s+)?(?:above|before|earlier|previously|so\s+far)|(?:above|so\s+far|until\s+now)\b)` +
+	`|(?:the|any|all|every|your|these|those)\s+(?:[a-z'-]+\s+){0,2}?(?:instructions?|guidance|guidelines|directions|directives?|orders|commands|rules|prompts?|policies|constraints|restrictions|programming)\s+(?:(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been|got|have\s+received|received)(?:\s+(?:given|told|provided))?|(?:given|provided)\s+(?:to\s+you\s+)?(?:above|before|earlier|previously|so\s+far)|(?:above|so\s+far|until\s+now)\b)` +
 	`|(?:the\s+|all\s+(?:of\s+)?(?:the\s+)?)?(?:above|foregoing|preceding)(?:\s+(?:instructions|guidance|rules|text|content|directions))?\s*(?:[.,;:!]|$|and\b|then\b)` +
 	`|what\s+you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|given|instructed|asked)` +
+	`|what\s+(?:was|is)\s+(?:written|said|stated)\s+(?:above|before|earlier)` +
 	`|(?:your|the|all|any)\s+(?:previous|prior|earlier|original|initial|system|developer|safety|existing|current)\s+(?:[a-z'-]+\s+){0,2}?(?:instructions?|guidance|guidelines|directions|directives?|orders|commands|rules|prompts?|policies|constraints|restrictions|programming)\b`
 
 // credAnchors are the secret stores and environment dumps of the
