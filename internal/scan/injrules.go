@@ -31,6 +31,8 @@ var moreInjRules = []injRule{
 			`</(?:user|human|assistant|tool_result|function_results)>\s*<(?:system|assistant|developer|admin|user|human)>`),
 		pat([]string{"[inst]"}, `\[inst\][^\n]{0,300}?(?:<<sys>>|\[/inst\])`),
 		pat([]string{"<<sys>>"}, `<<sys>>`),
+		pat([]string{"<|start|>", "<|message|>", "<|channel|>", "<|constrain|>"}, `<\|(?:start|message|channel|constrain)\|>`),
+		pat([]string{"<system-reminder>", "<system_reminder>"}, `<system[-_]reminder>`),
 		pat([]string{"<start_of_turn>"}, `<start_of_turn>\s*(?:user|model|system)\b`),
 	}},
 	{id: RuleExfiltrate, what: "secret exfiltration", pats: []injPattern{
@@ -42,6 +44,10 @@ var moreInjRules = []injRule{
 	{id: RuleOverride, what: "instruction override", pats: []injPattern{
 		// Verb classes × object classes.
 		{anchors: overrideVerbs, re: lazyre.New(`(?i)^(?:` + overrideVerbRe + `)\s+(?:` + overrideObjRe + `)`), negatable: true},
+		// The instructions declared void.
+		pat([]string{"previous instructions", "prior instructions", "earlier instructions", "original instructions", "above instructions",
+			"previous rules", "prior rules", "previous guidelines", "prior guidelines"},
+			`(?:previous|prior|earlier|original|above)\s+(?:instructions|rules|guidelines|guidance|directions)\s+(?:(?:are|is|were|have\s+been|has\s+been)\s+(?:now\s+|hereby\s+)?(?:void|null|cancel+ed|revoked|obsolete|invalid|outdated|superseded|overridden|rescinded|lifted|suspended|no\s+longer\s+(?:valid|applicable|in\s+effect|relevant))|(?:no\s+longer|do\s+not|don't)\s+apply)\b`),
 		// Languages other than English (text normalised: lower case,
 		// combining marks dropped, so accents are optional).
 		pat([]string{"ignora", "ignore", "ignorez", "ignoriere", "ignorieren", "ignoreer", "olvida", "olvide", "oublie", "oubliez", "vergiss", "vergessen", "esqueca", "esqueça", "dimentica", "ignoruj", "zignoruj", "negeer"},
@@ -72,7 +78,7 @@ const overrideVerbRe = `ignore|disregard|overlook|forget(?:\s+about)?|(?:set|put
 // overrideObjRe is what an override sets aside: the agent's instructions
 // however named, or everything it was told.
 const overrideObjRe = `(?:everything|all|anything)\s+(?:(?:that\s+)?(?:you\s+(?:were|have\s+been|'ve\s+been|got)\s+(?:told|given|instructed|asked|taught)|(?:was\s+)?(?:written|said|stated|mentioned|given)\s+(?:above|before|earlier|previously)|(?:above|before|so\s+far|until\s+now|previously|prior))\b)` +
-	`|(?:the|any|all|every|your|these|those)\s+(?:[a-z'-]+\s+){0,2}?(?:instructions?|guidance|guidelines|directions|directives?|orders|commands|rules|prompts?|policies|constraints|restrictions|programming)\s+(?:(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been|got|have\s+received|received)(?:\s+(?:given|told|provided))?|(?:given|provided)\s+(?:to\s+you\s+)?(?:above|before|earlier|previously|so\s+far)|(?:above|so\s+far|until\s+now)\b)` +
+	`|(?:the|any|all|every|your|these|those)\s+(?:[a-z'-]+\s+){0,2}?(?:instructions?|guidance|guidelines|directions|directives?|orders|commands|rules|prompts?|policies|constraints|restrictions|programming)\s+(?:(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been|got|have\s+received|received)(?:\s+(?:given|told|provided))?|(?:given|provided)\s+(?:to\s+you\s+)?(?:above|before|earlier|previously|so\s+far)|(?:that\s+)?(?:came|come|appeared?|were\s+(?:written|given))\s+(?:before|above|earlier|previously)|(?:above|so\s+far|until\s+now)\b)` +
 	`|(?:the\s+|all\s+(?:of\s+)?(?:the\s+)?)?(?:above|foregoing|preceding)(?:\s+(?:instructions|guidance|rules|text|content|directions))?\s*(?:[.,;:!]|$|and\b|then\b)` +
 	`|what\s+you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|given|instructed|asked)` +
 	`|what\s+(?:was|is)\s+(?:written|said|stated)\s+(?:above|before|earlier)` +
@@ -82,7 +88,8 @@ const overrideObjRe = `(?:everything|all|anything)\s+(?:(?:that\s+)?(?:you\s+(?:
 // credential-exfiltration pattern.
 var credAnchors = []string{"~/.aws", ".aws/credentials", "~/.ssh", ".ssh/id_", "id_rsa", "id_ed25519", "id_ecdsa", ".netrc",
 	".git-credentials", ".docker/config.json", ".kube/config", ".npmrc", ".pypirc", "/proc/self/environ", "/etc/shadow",
-	"hosts.yml", "gh auth token", "printenv", "`env", "env |", "env|", "os.environ", "process.env", "environment variables", "secrets."}
+	"hosts.yml", "gh auth token", "$github_token", "${github_token}", "$gh_token", "$npm_token", "$anthropic_api_key", "$openai_api_key",
+	"$aws_secret_access_key", "$aws_access_key_id", "$pypi_token", "$docker_password", "printenv", "`env", "env |", "env|", "os.environ", "process.env", "environment variables", "secrets."}
 
 // credTargetLen returns the length of the secret store or dump at t[at]
 // (an anchor of credAnchors), or 0 when the anchor is not read as one

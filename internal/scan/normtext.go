@@ -15,7 +15,7 @@ import (
 
 // textSpecial marks the ASCII bytes that may start a textual disguise.
 var textSpecial = func() (t [256]bool) {
-	for _, c := range "&%\\*<`~" {
+	for _, c := range "&%\\*<`~_" {
 		t[c] = true
 	}
 	return t
@@ -151,6 +151,20 @@ func skipMarkup(b []byte, i int) int {
 		}
 		return 0
 	}
+	if c == '_' {
+		// Underscore emphasis opens or closes a word (_Ignore_, __all__);
+		// inside a word (snake_case) it is part of it.
+		j := i
+		for j < len(b) && b[j] == '_' {
+			j++
+		}
+		before := i > 0 && isWordByte(b[i-1])
+		after := j < len(b) && isWordByte(b[j])
+		if before != after && (i > 0 && isASCIILetter(b[i-1]) || j < len(b) && isASCIILetter(b[j])) {
+			return j - i
+		}
+		return 0
+	}
 	if c != '*' && c != '~' && c != '`' {
 		return 0
 	}
@@ -236,19 +250,25 @@ func spacedCandidate(b []byte, k int) bool {
 // only (the injection scanner's normalised pass).
 type textIndex struct {
 	b    []byte
-	next [len(textChars)]int // next candidate offset per byte; -1 none left
-	sp   int                 // next letter-spaced run start candidate; -1 none
+	next int // next disguise at or after the last from; -1 none left, -2 not searched
+	sp   int // next letter-spaced run start; -1 none, -2 not searched
 }
 
-const textChars = "&%\\*<`~"
+const textChars = "&%\\*<`~_"
 
-func newTextIndex(b []byte) *textIndex {
-	x := &textIndex{b: b}
-	for k := range x.next {
-		x.next[k] = -2 // not searched yet
+func newTextIndex(b []byte) *textIndex { return &textIndex{b: b, next: -2, sp: -2} }
+
+// nextTextSpecial returns the offset of the first disguise starting with a
+// textChars byte at or after from, or -1. One table lookup per byte (the
+// bytes are frequent in markdown: a search per byte value would restart
+// at every emphasis mark).
+func nextTextSpecial(b []byte, from int) int {
+	for i := from; i < len(b); i++ {
+		if textSpecial[b[i]] && textDisguise(b, i) {
+			return i
+		}
 	}
-	x.sp = -2
-	return x
+	return -1
 }
 
 // textDisguise reports whether the byte at b[i] (one of textChars) starts
@@ -281,6 +301,8 @@ func textDisguise(b []byte, i int) bool {
 			}
 		}
 		return j < len(b) && (isASCIILetter(b[i-1]) && isASCIILetter(b[j]) || spaced && (isASCIILetter(b[i-1]) || isASCIILetter(b[j])))
+	case '_':
+		return skipMarkup(b, i) > 0
 	default:
 		// Emphasis inside a word (Ig**nore**), or closing one word and
 		// opening the next (**Ignore** **all**).
@@ -310,39 +332,19 @@ func textDisguise(b []byte, i int) bool {
 
 // at returns the offset of the first disguise at or after from, or -1.
 func (x *textIndex) at(from int) int {
-	best := -1
-	for k := range x.next {
-		n := x.next[k]
-		if n == -1 {
-			continue
-		}
-		if n < from {
-			n = from
-			for {
-				j := bytes.IndexByte(x.b[n:], textChars[k])
-				if j < 0 {
-					n = -1
-					break
-				}
-				n += j
-				if textDisguise(x.b, n) {
-					break
-				}
-				n++
-			}
-			x.next[k] = n
-		}
-		if n >= 0 && (best < 0 || n < best) {
-			best = n
-		}
+	if x.next != -1 && x.next < from {
+		x.next = nextTextSpecial(x.b, from)
 	}
 	if x.sp != -1 && x.sp < from {
 		x.sp = nextSpaced(x.b, from)
 	}
-	if x.sp >= 0 && (best < 0 || x.sp < best) {
-		best = x.sp
+	switch {
+	case x.next < 0:
+		return x.sp
+	case x.sp < 0 || x.next < x.sp:
+		return x.next
 	}
-	return best
+	return x.sp
 }
 
 // nextSpaced returns the offset of the first letter-spaced run at or after
