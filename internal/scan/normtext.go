@@ -263,9 +263,12 @@ func newTextIndex(b []byte) *textIndex { return &textIndex{b: b, next: -2, sp: -
 // bytes are frequent in markdown: a search per byte value would restart
 // at every emphasis mark).
 func nextTextSpecial(b []byte, from int) int {
-	for i := from; i < len(b); i++ {
-		if textSpecial[b[i]] && textDisguise(b, i) {
-			return i
+	if from >= len(b) {
+		return -1
+	}
+	for i, c := range b[from:] {
+		if textSpecial[c] && textDisguise(b, from+i) {
+			return from + i
 		}
 	}
 	return -1
