@@ -294,6 +294,7 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 	}
 	files := 0
 	ctx := cmd.Context()
+	var all []string // every path scanned
 	for _, arg := range args {
 		paths, err := expandScanPath(arg)
 		if err != nil {
@@ -315,7 +316,15 @@ func runScan(cmd *cobra.Command, env *Env, f scanFlags, o scan.Options, args []s
 				note(n)
 			}
 		}
+		all = append(all, paths...)
 	}
+	// Skill directories judged as one unit (scan_skillunit.go).
+	r, err := scanSkillUnits(ctx, p, all, total.Findings, origin)
+	if err != nil {
+		return err
+	}
+	total.Findings = append(total.Findings, r.Findings...)
+	total.Blocked = total.Blocked || r.Blocked
 	if f.json {
 		if err := writeJSON(env.Stdout, total); err != nil {
 			return err

@@ -32,6 +32,12 @@ type injPattern struct {
 	// anchor: pre(text, i, end) with i just after the anchor (without a
 	// trailing space) and end the end of the window re reads (injpre.go).
 	pre func(t []byte, i, end int) bool
+	// find, when set, replaces re: it matches at the anchor t[at:] (end
+	// bounds the window) and returns the matched range (injrules.go).
+	find func(t []byte, at, end int) (s, e int, ok bool)
+	// negatable: a match right after "do not", "don't", "never" or "not"
+	// is a prohibition, not an instruction.
+	negatable bool
 }
 
 type injRule struct {
@@ -61,12 +67,12 @@ const injSpan = 320
 // tokens, curl, prompts and injection without being attacks: each pattern
 // needs an imperative aimed at the agent's own instructions or secrets, not
 // just the vocabulary.
-var injRules = []injRule{
+var injRules = append([]injRule{
 	{id: RuleOverride, what: "instruction override", pats: []injPattern{
 		pat([]string{"ignore", "disregard", "forget", "override", "bypass", "abandon", "neglect"},
 			`(?:ignore|disregard|forget|override|bypass|abandon|neglect)\s+(?:(?:all|any|every|of|the|these|those)\s+)*`+
 				`(?:(?:your|my|previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|safety)\s+|all\s+)`+
-				`(?:[a-z'-]+\s+){0,2}?(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|constraints|context|messages|programming|restrictions)\b`),
+				`(?:[a-z'-]+\s+){0,2}?(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|constraints|context|messages|programming|restrictions)\b`).negated(),
 		withPre(pat([]string{"new"}, `new\s+(?:system\s+)?instructions\s*(?:are|follow|:)`), nextWord("system", "instructions")),
 		withPre(pat([]string{"do not", "don't", "never"},
 			`(?:do\s+not|don't|never)\s+follow\s+(?:your|the|any)\s+(?:previous|prior|original|system|initial)\s+(?:instructions|rules|prompt)`), nextWord("follow")),
@@ -104,7 +110,7 @@ var injRules = []injRule{
 		withPre(pat([]string{"curl", "wget"},
 			`(?:curl|wget)\b[^\n]*?(?:\s-d|--data(?:-binary|-raw|-urlencode)?|\s-F|--form|\s-T|--upload-file|--post-data|--post-file|--body-file)[=\s]+["']?[^\s]*?(?:\$\{?[a-z_]*(?:token|secret|password|passwd|api_?key|private_?key)[a-z_]*\}?|~?/?\.ssh/|/etc/(?:passwd|shadow)|\.env\b|\$\((?:env|printenv|cat\s+[^)]*(?:\.env|\.ssh|credentials))|/proc/self/environ)`), preUpload),
 	}},
-}
+}, moreInjRules...)
 
 // injAnchorTable returns the matcher of every anchor and, per anchor, its
 // (rule, pattern) pairs; built on first use, not at package initialisation.
@@ -138,7 +144,9 @@ type injHit struct {
 	end     int
 	text    string // the normalised matched text
 	hidden  bool   // the raw bytes differ from the normalised reading
-	wrapper string // "" | RuleHiddenComment | RuleBase64
+	wrapper string // "" | RuleHiddenComment | RuleBase64 | RuleEncoded
+	// encoding names the encoding of a RuleEncoded hit ("hex", "ROT13" …)
+	encoding string
 }
 
 // The patterns of one scan may read at most max(minInjectionBudget,
@@ -171,6 +179,7 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 	c.normalizedPass(sp)
 	c.commentPass()
 	c.base64Pass()
+	c.encodedPass(anchors)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -194,7 +203,7 @@ type injCollector struct {
 }
 
 func (c *injCollector) add(h injHit) {
-	k := [2]int{h.rule, h.start}
+	k := [2]int{canonRule(h.rule), h.start}
 	if c.seen[k] {
 		return
 	}
@@ -218,11 +227,21 @@ func (c *injCollector) rawPass(anchors []kwHit) {
 }
 
 // normalizedPass: lines holding a rune that normalises to something else
-// (invisible, tag, look-alike, compatibility), normalised with a line
-// either side: there the anchors may be split or disguised.
+// (invisible, tag, look-alike, compatibility, combining mark, unusual
+// space) or a textual disguise (markup, escapes, letter spacing: see
+// textIndex), normalised with a line either side: there the anchors may be
+// split or disguised.
 func (c *injCollector) normalizedPass(sp *specialIndex) {
+	tx := newTextIndex(c.content)
+	sus := -2 // next suspicious rune at or after off (-1: none left)
 	for off := 0; off < len(c.content); {
-		n := nextSuspicious(sp, off)
+		if sus != -1 && sus < off {
+			sus = nextSuspicious(sp, off)
+		}
+		n := sus
+		if t := tx.at(off); t >= 0 && (n < 0 || t < n) {
+			n = t
+		}
 		if n < 0 {
 			break
 		}
@@ -261,6 +280,7 @@ func (c *injCollector) base64Pass() {
 	for _, b := range base64Blobs(c.content) {
 		dec := decodeBase64Text(c.content[b[0]:b[1]])
 		if dec == nil {
+			c.decodeOther(b) // hex, base32 (encoded.go)
 			continue
 		}
 		text, _ := normalize(dec, 0)
@@ -335,6 +355,9 @@ func describeInjection(f *Finding, content []byte, h injHit, fenced func() [][2]
 	case RuleHiddenComment:
 		f.Rule = RuleHiddenComment
 		f.Message = fmt.Sprintf("comment hides %s text (%s): %s", r.what, r.id, quoted)
+	case RuleEncoded:
+		f.Rule = RuleEncoded
+		f.Message = fmt.Sprintf("%s decodes to %s text (%s): %s", h.encoding, r.what, r.id, quoted)
 	case RuleBase64:
 		f.Rule = RuleBase64
 		f.Message = fmt.Sprintf("base64 blob decodes to %s text (%s): %s", r.what, r.id, quoted)
@@ -364,11 +387,13 @@ func matchHits(text []byte, anchors []kwHit, offs []int, base int, raw []byte, b
 	injAnchors, injAnchorPats := injAnchorTable()
 	for _, ah := range anchors {
 		at, k := int(ah.off), int(ah.kw)
-		if *budget < 0 || at > 0 && isWordByte(text[at-1]) {
+		kw := injAnchors.kws[k]
+		if *budget < 0 || at > 0 && isWordByte(kw[0]) && isWordByte(text[at-1]) {
 			continue
 		}
-		// Every anchor is a whole word in its pattern (or ends in a space).
-		if kw := injAnchors.kws[k]; kw[len(kw)-1] != ' ' && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) {
+		// Every anchor is a whole word in its pattern (or ends in a space
+		// or a non-word byte).
+		if isWordByte(kw[len(kw)-1]) && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) {
 			continue
 		}
 		end := min(len(text), at+injSpan)
@@ -378,11 +403,22 @@ func matchHits(text []byte, anchors []kwHit, offs []int, base int, raw []byte, b
 			if p.pre != nil && !p.pre(text, at+len(strings.TrimRight(injAnchors.kws[k], " ")), end) {
 				continue
 			}
-			loc := p.re.FindIndex(text[at:end])
-			if loc == nil {
+			if p.negatable && negatedBefore(text, at) {
 				continue
 			}
-			s, e := at+loc[0], at+loc[1]
+			var s, e int
+			if p.find != nil {
+				var ok bool
+				if s, e, ok = p.find(text, at, end); !ok {
+					continue
+				}
+			} else {
+				loc := p.re.FindIndex(text[at:end])
+				if loc == nil {
+					continue
+				}
+				s, e = at+loc[0], at+loc[1]
+			}
 			h := injHit{rule: rp[0], text: string(text[s:e])}
 			if offs == nil {
 				h.start, h.end = base+s, base+e

@@ -37,7 +37,7 @@ const mentionSlack = 16
 
 // mentionRule reports whether rule's phrases are quoted in documentation.
 func mentionRule(rule string) bool {
-	return rule == RuleOverride || rule == RulePromptLeak || rule == RuleRoleHijack
+	return rule == RuleOverride || rule == RulePromptLeak || rule == RuleRoleHijack || rule == RuleModelMarkup
 }
 
 // isMention reports whether the match [s, e) of content is quoted or

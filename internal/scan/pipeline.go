@@ -253,6 +253,15 @@ func (p *Pipeline) ScanFiles(ctx context.Context, files map[string][]byte, m Met
 			return total, err
 		}
 	}
+	// The unit judged as one: deferrals to companion files (crossfile.go).
+	r, err := p.CrossFile(ctx, files, total.Findings, m)
+	if r != nil {
+		total.Findings = append(total.Findings, r.Findings...)
+		total.Blocked = total.Blocked || r.Blocked
+	}
+	if err != nil {
+		return total, err
+	}
 	return total, nil
 }
 
@@ -293,4 +302,61 @@ func (p *Pipeline) record(fs []Finding, m Meta, blocked bool) error {
 		}
 	}
 	return nil
+}
+
+// CrossFile judges the files of one unit (a skill directory; names are
+// paths in the unit, findings' paths m.Path joined with them) together:
+// a file that defers to a companion file is read with the companion's
+// lines in place of its name (see crossFile). found are the findings the
+// files already have on their own (companions with a critical one are not
+// read again). It returns only the cross-file findings; nil when the
+// origin's policy has the context-injection scan off.
+func (p *Pipeline) CrossFile(ctx context.Context, files map[string][]byte, found []Finding, m Meta) (*Result, error) {
+	if !p.Policy(m.Origin).ContextInjection {
+		return nil, nil
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	skip := map[string]bool{}
+	for _, f := range found {
+		if f.Severity != Critical {
+			continue
+		}
+		for _, n := range names {
+			if f.Path == joinPath(m.Path, n) {
+				skip[n] = true
+			}
+		}
+	}
+	fs, err := crossFile(ctx, files, names, skip, m)
+	if err != nil {
+		return nil, err
+	}
+	total := &Result{}
+	for _, n := range names {
+		var own []Finding
+		fm := m
+		fm.Path = joinPath(m.Path, n)
+		for _, f := range fs {
+			if f.Path == fm.Path {
+				own = append(own, f)
+			}
+		}
+		if len(own) == 0 {
+			continue
+		}
+		sum := sha256.Sum256(files[n]) // acceptances name the deferring file's bytes
+		r, err := p.finish(own, hex.EncodeToString(sum[:]), fm)
+		if r != nil {
+			total.Findings = append(total.Findings, r.Findings...)
+			total.Blocked = total.Blocked || r.Blocked
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }

@@ -23,6 +23,10 @@ const (
 	RuleControl    = "unicode/control-character"
 	RuleConfusable = "unicode/mixed-script-confusable"
 	RuleNFKC       = "unicode/nfkc-compatibility"
+	// RuleUnusualSpace: a non-ASCII space (no-break, thin, ideographic …)
+	// joining two ASCII words, which keeps a phrase apart from its
+	// plain-text spelling.
+	RuleUnusualSpace = "unicode/unusual-space"
 )
 
 // runeClass sorts the runes the unicode scanner and the normaliser care about.
@@ -187,6 +191,9 @@ func (unicodeScanner) scanSpecials(ctx context.Context, content []byte, m Meta, 
 		}
 		cls := classify(r)
 		if cls == rcNormal {
+			if unusualSpace(r) && i > 0 && isASCIILetter(content[i-1]) && i+sz < len(content) && isASCIILetter(content[i+sz]) {
+				add(RuleUnusualSpace, Warning, i, i+sz, fmt.Sprintf("unusual space %s between words", runeList([]rune{r})))
+			}
 			i += sz
 			continue
 		}
@@ -458,13 +465,27 @@ func skeleton(word []byte) string {
 // tag characters U+E0020–U+E007E decoded to the ASCII they hide; bidi,
 // zero-width, invisible and control runes dropped; homoglyphs and
 // compatibility letters (fullwidth, mathematical, circled …) mapped to
-// ASCII; other whitespace to a space. offs[k] is base plus the offset in b of
-// the rune that produced output byte k.
+// ASCII; other whitespace to a space; combining marks dropped; HTML tags
+// and in-word markdown emphasis skipped; HTML character references, URL
+// escapes and \u escapes decoded; letter-spaced words collapsed
+// (normtext.go). offs[k] is base plus the offset in b of the rune (or
+// escape) that produced output byte k.
 func normalize(b []byte, base int) (out []byte, offs []int) {
 	out = make([]byte, 0, len(b))
 	offs = make([]int, 0, len(b))
 	for i := 0; i < len(b); {
 		c := b[i]
+		if c < utf8.RuneSelf && textSpecial[c] {
+			if n := skipMarkup(b, i); n > 0 {
+				i += n
+				continue
+			}
+			if r, n := decodeEscape(b, i); n > 0 {
+				out, offs = appendNormRune(out, offs, r, base+i)
+				i += n
+				continue
+			}
+		}
 		if c < utf8.RuneSelf {
 			if c >= 'A' && c <= 'Z' {
 				c += 'a' - 'A'
@@ -477,44 +498,65 @@ func normalize(b []byte, base int) (out []byte, offs []int) {
 			continue
 		}
 		r, sz := utf8.DecodeRune(b[i:])
-		switch cls := classify(r); {
-		case r == utf8.RuneError && sz == 1:
-		case cls == rcTag:
-			if r >= 0xe0020 && r <= 0xe007e {
-				c := byte(r - 0xe0000)
+		if !(r == utf8.RuneError && sz == 1) {
+			out, offs = appendNormRune(out, offs, r, base+i)
+		}
+		i += sz
+	}
+	return collapseSpaced(out, offs)
+}
+
+// appendNormRune appends normalize's reading of the rune r found at
+// content offset at.
+func appendNormRune(out []byte, offs []int, r rune, at int) ([]byte, []int) {
+	if r < utf8.RuneSelf {
+		c := byte(r)
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if classify(r) == rcNormal {
+			out = append(out, c)
+			offs = append(offs, at)
+		}
+		return out, offs
+	}
+	switch cls := classify(r); {
+	case r == utf8.RuneError:
+	case cls == rcTag:
+		if r >= 0xe0020 && r <= 0xe007e {
+			c := byte(r - 0xe0000)
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			out = append(out, c)
+			offs = append(offs, at)
+		}
+	case cls != rcNormal:
+	case combiningMark(r):
+	default:
+		if h, ok := homoglyphs[r]; ok {
+			out = append(out, h)
+			offs = append(offs, at)
+		} else if s := compatASCII(r); s != "" {
+			for k := 0; k < len(s); k++ {
+				c := s[k]
 				if c >= 'A' && c <= 'Z' {
 					c += 'a' - 'A'
 				}
 				out = append(out, c)
-				offs = append(offs, base+i)
+				offs = append(offs, at)
 			}
-		case cls != rcNormal:
-		default:
-			if h, ok := homoglyphs[r]; ok {
-				out = append(out, h)
-				offs = append(offs, base+i)
-			} else if s := compatASCII(r); s != "" {
-				for k := 0; k < len(s); k++ {
-					c := s[k]
-					if c >= 'A' && c <= 'Z' {
-						c += 'a' - 'A'
-					}
-					out = append(out, c)
-					offs = append(offs, base+i)
-				}
-			} else if unicode.IsSpace(r) {
-				out = append(out, ' ')
-				offs = append(offs, base+i)
-			} else {
-				lr := unicode.ToLower(r)
-				n := len(out)
-				out = utf8.AppendRune(out, lr)
-				for k := n; k < len(out); k++ {
-					offs = append(offs, base+i)
-				}
+		} else if unicode.IsSpace(r) {
+			out = append(out, ' ')
+			offs = append(offs, at)
+		} else {
+			lr := unicode.ToLower(r)
+			n := len(out)
+			out = utf8.AppendRune(out, lr)
+			for k := n; k < len(out); k++ {
+				offs = append(offs, at)
 			}
 		}
-		i += sz
 	}
 	return out, offs
 }
@@ -552,7 +594,7 @@ func suspiciousSlow(r rune) bool {
 	if _, ok := homoglyphs[r]; ok {
 		return true
 	}
-	return compatASCII(r) != ""
+	return compatASCII(r) != "" || combiningMark(r) || unusualSpace(r)
 }
 
 // nextSuspicious returns the offset of the first suspicious rune at or
