@@ -175,34 +175,46 @@ func scanSummary(p *resolve.Pinned) string {
 	return fmt.Sprintf("passed with %d notice(s): %s", len(p.Notices), strings.Join(p.Notices, "; "))
 }
 
+// pinFetch is what pin and vendor do first: load the harness's target,
+// check rawURL (an https URL, notLocal the usage error's format otherwise)
+// against the org's allowlist, learn its pin (resolve.Pin: ref to commit,
+// fetch, hash, scan, cache) and check the commit URL against the allowlist
+// again. An allowlist refusal names the org config line to add.
+func (e *Env) pinFetch(cmd *cobra.Command, harnessArg, rawURL, kind, notLocal string) (*pinTarget, ref.Ref, *resolve.Pinned, error) {
+	pt, err := e.pinTarget(cmd, harnessArg)
+	if err != nil {
+		return nil, ref.Ref{}, nil, err
+	}
+	rf, err := ref.Parse(rawURL)
+	if err != nil {
+		return nil, ref.Ref{}, nil, err
+	}
+	if rf.Kind != ref.URL {
+		return nil, ref.Ref{}, nil, usageError{fmt.Errorf(notLocal, rawURL)}
+	}
+	if _, ok := ref.MatchPrefix(rf.URL, pt.cfg.AllowedRemoteResources); !ok {
+		return nil, ref.Ref{}, nil, pt.orgRefusal(rf.URL)
+	}
+	p, err := resolve.Pin(cmd.Context(), resolve.PinRequest{URL: rf.URL, Kind: kind, Allowed: pt.cfg.AllowedRemoteResources}, pt.opts)
+	if err != nil {
+		return nil, ref.Ref{}, nil, err
+	}
+	if _, ok := ref.MatchPrefix(p.URL, pt.cfg.AllowedRemoteResources); !ok {
+		return nil, ref.Ref{}, nil, pt.orgRefusal(p.URL)
+	}
+	return pt, rf, p, nil
+}
+
 func (e *Env) pinOne(cmd *cobra.Command, harnessArg, fieldName, rawURL string, asJSON bool) error {
 	f, err := pin.LookupField(fieldName)
 	if err != nil {
 		return usageError{err}
 	}
-	pt, err := e.pinTarget(cmd, harnessArg)
+	pt, rf, p, err := e.pinFetch(cmd, harnessArg, rawURL, f.Kind, "pin: %q is not an https URL; a local path needs no pin")
 	if err != nil {
 		return err
 	}
-	rf, err := ref.Parse(rawURL)
-	if err != nil {
-		return err
-	}
-	if rf.Kind != ref.URL {
-		return usageError{fmt.Errorf("pin: %q is not an https URL; a local path needs no pin", rawURL)}
-	}
-	if _, ok := ref.MatchPrefix(rf.URL, pt.cfg.AllowedRemoteResources); !ok {
-		return pt.orgRefusal(rf.URL)
-	}
-	ctx := cmd.Context()
-	p, err := resolve.Pin(ctx, resolve.PinRequest{URL: rf.URL, Kind: f.Kind, Allowed: pt.cfg.AllowedRemoteResources}, pt.opts)
-	if err != nil {
-		return err
-	}
-	idx, ok := ref.MatchPrefix(p.URL, pt.cfg.AllowedRemoteResources)
-	if !ok {
-		return pt.orgRefusal(p.URL)
-	}
+	idx, _ := ref.MatchPrefix(p.URL, pt.cfg.AllowedRemoteResources)
 	comment := p.Ref
 	if p.Ref == p.Commit {
 		comment = "" // pinned at a commit: nothing to follow
@@ -232,7 +244,7 @@ func (e *Env) pinOne(cmd *cobra.Command, harnessArg, fieldName, rawURL string, a
 		rep.AllowedAdded = add
 	}
 	rep.References = []pinResult{res}
-	if rep.Lock, err = e.commitHarness(ctx, cmd, pt, pt.doc.Bytes()); err != nil {
+	if rep.Lock, err = e.commitHarness(cmd.Context(), cmd, pt, pt.doc.Bytes()); err != nil {
 		return err
 	}
 	e.finishProgress()

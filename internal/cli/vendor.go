@@ -117,27 +117,9 @@ func (e *Env) vendorOne(cmd *cobra.Command, harnessArg, fieldName, rawURL string
 	if err != nil {
 		return usageError{err}
 	}
-	pt, err := e.pinTarget(cmd, harnessArg)
+	pt, rf, p, err := e.pinFetch(cmd, harnessArg, rawURL, f.Kind, "vendor: %q is not an https URL")
 	if err != nil {
 		return err
-	}
-	rf, err := ref.Parse(rawURL)
-	if err != nil {
-		return err
-	}
-	if rf.Kind != ref.URL {
-		return usageError{fmt.Errorf("vendor: %q is not an https URL", rawURL)}
-	}
-	if _, ok := ref.MatchPrefix(rf.URL, pt.cfg.AllowedRemoteResources); !ok {
-		return pt.orgRefusal(rf.URL)
-	}
-	ctx := cmd.Context()
-	p, err := resolve.Pin(ctx, resolve.PinRequest{URL: rf.URL, Kind: f.Kind, Allowed: pt.cfg.AllowedRemoteResources}, pt.opts)
-	if err != nil {
-		return err
-	}
-	if _, ok := ref.MatchPrefix(p.URL, pt.cfg.AllowedRemoteResources); !ok {
-		return pt.orgRefusal(p.URL)
 	}
 	rel, err := vendorPath(p.URL, pt.cfg.Forges)
 	if err != nil {
@@ -154,7 +136,7 @@ func (e *Env) vendorOne(cmd *cobra.Command, harnessArg, fieldName, rawURL string
 	if p.Ref != p.Commit {
 		v.Ref = p.Ref
 	}
-	lockMsg, err := e.commitHarness(ctx, cmd, pt, pt.doc.Bytes(), v)
+	lockMsg, err := e.commitHarness(cmd.Context(), cmd, pt, pt.doc.Bytes(), v)
 	if err != nil {
 		restore()
 		return err
