@@ -175,7 +175,7 @@ func TestRenderRefuses(t *testing.T) {
 		{c, sandbox.Spec{Mounts: []sandbox.Mount{{Source: "/home/u/.ssh", Target: "/x"}}}, "mount /home/u/.ssh: host paths cannot be mounted"},
 		{c, sandbox.Spec{Network: sandbox.Network{Services: []string{"127.0.0.1:4000"}}}, "runner endpoint 127.0.0.1:4000"},
 		{c, sandbox.Spec{Image: "busybox:latest"}, `image "busybox:latest": must be pinned by digest`},
-		{Config{Namespace: "n"}, sandbox.Spec{}, "no image"},
+		{Config{Namespace: "n"}, sandbox.Spec{}, "no image: set sandbox.kubernetes.image in config.yaml"},
 		{Config{Image: testImage}, sandbox.Spec{}, "no namespace"},
 		{Config{Namespace: "n", Image: testImage}, sandbox.Spec{Network: sandbox.Network{Allow: []string{"github.com"}}}, "no gateway is configured"},
 	} {

@@ -102,7 +102,7 @@ func Render(c Config, s sandbox.Spec, id string, now time.Time, proxyURL string)
 		img = c.Image
 	}
 	if img == "" {
-		return nil, fmt.Errorf("kubernetes sandbox: no image (config.yaml sandbox.kubernetes.image or --image)")
+		return nil, fmt.Errorf("kubernetes sandbox: no image: set sandbox.kubernetes.image in config.yaml to a digest-pinned image (name@sha256:…), or give `fullsend sandbox exec --image` for one command")
 	}
 	if !digestRef.MatchString(img) {
 		return nil, fmt.Errorf("kubernetes sandbox: image %q: must be pinned by digest (NAME@sha256:<64 hex>)", img)
