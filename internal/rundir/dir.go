@@ -140,14 +140,7 @@ func (d *Dir) checkParents(rel string) error {
 
 // Sub opens the existing directory rel inside d.
 func (d *Dir) Sub(rel string) (*Dir, error) {
-	r, err := d.clean(rel)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.checkParents(r); err != nil {
-		return nil, err
-	}
-	fi, err := d.root.Lstat(r)
+	r, fi, err := d.lstat(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -195,28 +188,28 @@ func (d *Dir) MkdirAll(rel string, perm fs.FileMode) error {
 
 // Lstat describes the entry rel without following it.
 func (d *Dir) Lstat(rel string) (fs.FileInfo, error) {
-	r, err := d.clean(rel)
-	if err != nil {
-		return nil, err
+	_, fi, err := d.lstat(rel)
+	return fi, err
+}
+
+// lstat cleans rel, checks every parent element and describes the entry
+// without following it; r is the cleaned path.
+func (d *Dir) lstat(rel string) (r string, fi fs.FileInfo, err error) {
+	if r, err = d.clean(rel); err != nil {
+		return "", nil, err
 	}
-	if err := d.checkParents(r); err != nil {
-		return nil, err
+	if err = d.checkParents(r); err != nil {
+		return "", nil, err
 	}
-	return d.root.Lstat(r)
+	fi, err = d.root.Lstat(r)
+	return r, fi, err
 }
 
 // openExisting opens the existing regular file rel with flag, after
 // checking every element, and checks that what was opened is what was
 // checked (a swap in between is refused).
 func (d *Dir) openExisting(rel string, flag int) (*os.File, error) {
-	r, err := d.clean(rel)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.checkParents(r); err != nil {
-		return nil, err
-	}
-	fi, err := d.root.Lstat(r)
+	r, fi, err := d.lstat(rel)
 	if err != nil {
 		return nil, err
 	}
