@@ -14,6 +14,13 @@ const FileName = "audit.jsonl"
 const (
 	FetchStatic  = "static"  // resolved before the run
 	FetchRuntime = "runtime" // requested by an agent during the run
+	// What a remote base harness brings in (seed 000's list): the base
+	// itself and its declarative resources, its skill directories (and
+	// their dependencies), and its scripts (never fetched: a vendored
+	// copy recorded in lock.yaml stands in for them).
+	FetchBaseResource = "base_resource"
+	FetchBaseSkill    = "base_skill"
+	FetchBaseScript   = "base_script"
 )
 
 // Entry is one fetch (or cache hit) in the audit log.

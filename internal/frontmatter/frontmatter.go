@@ -19,6 +19,7 @@ type Frontmatter struct {
 	Description  string
 	Skills       []string       // agent definitions: skills it uses
 	Dependencies []string       // SKILL.md: skills it depends on (references)
+	Policy       string         // SKILL.md: its sandbox policy (a reference)
 	Fields       map[string]any // every key, decoded
 	Body         []byte         // the document after the block
 	BodyLine     int            // 1-based line where Body starts
@@ -143,6 +144,8 @@ func (fm *Frontmatter) decode(name string, root *yaml.Node) error {
 			fm.Skills, err = stringList(name, k, v)
 		case "dependencies":
 			fm.Dependencies, err = stringList(name, k, v)
+		case "policy":
+			fm.Policy, err = yamlx.String(name, k, v)
 		}
 		if err != nil {
 			return err
@@ -290,6 +293,8 @@ func (fm *Frontmatter) setSimple(pairs [][2]string) {
 			fm.Skills = splitList(v)
 		case "dependencies":
 			fm.Dependencies = splitList(v)
+		case "policy":
+			fm.Policy = v
 		}
 	}
 }

@@ -13,6 +13,7 @@ var simpleCases = []string{
 	"name: a\n\ndescription: b\n",
 	"name: a\nskills: x, y,, z\n",
 	"name: a\ndependencies: foo\n",
+	"name: a\npolicy: policies/p.yaml\n",
 	"allowed-tools: Read, Write\n",
 	"name: a\nname: b\n",             // duplicate: YAML rejects
 	"name: yes\n",                    // boolean word

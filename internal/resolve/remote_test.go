@@ -280,7 +280,8 @@ func TestBlockedContentNotCached(t *testing.T) {
 }
 
 // TestRemoteBase: a local harness whose base is remote; the base's relative
-// references resolve against its URL and are audited as base_resource.
+// references resolve against its URL and are audited as base_resource
+// (its skills as base_skill).
 func TestRemoteBase(t *testing.T) {
 	r := newRepo()
 	w := newWorld(t, r)
@@ -300,9 +301,10 @@ func TestRemoteBase(t *testing.T) {
 	for _, e := range w.audit.entries {
 		types[e.URL] = e.FetchType
 	}
-	for _, u := range []string{w.blob("bases/base.yaml"), w.blob("agents/a.md"), w.tree("skills/b")} {
-		if types[u] != FetchBaseResource {
-			t.Errorf("%s audited as %q, want base_resource (all: %v)", u, types[u], types)
+	want := map[string]string{w.blob("bases/base.yaml"): FetchBaseResource, w.blob("agents/a.md"): FetchBaseResource, w.tree("skills/b"): FetchBaseSkill}
+	for u, ft := range want {
+		if types[u] != ft {
+			t.Errorf("%s audited as %q, want %q (all: %v)", u, types[u], ft, types)
 		}
 	}
 	var fields []string

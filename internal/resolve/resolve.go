@@ -41,7 +41,9 @@ const DefaultConcurrency = 16
 // Fetch types recorded in the audit log.
 const (
 	FetchStatic       = "static"
-	FetchBaseResource = "base_resource"
+	FetchBaseResource = audit.FetchBaseResource
+	FetchBaseSkill    = audit.FetchBaseSkill
+	FetchBaseScript   = audit.FetchBaseScript
 	FetchRuntime      = audit.FetchRuntime // ResolveSkill for package fetchsvc
 )
 
@@ -362,7 +364,7 @@ func (r *resolver) walk(ctx context.Context, h *harness.Harness, root *Node, res
 		}
 		fetchType := FetchStatic
 		if r.baseRefs[c.Value] {
-			fetchType = FetchBaseResource
+			fetchType = baseFetchType(c.Kind.String())
 		}
 		if c.Ref.Kind != ref.URL && c.Local == "" {
 			continue // optional host file that does not exist
@@ -515,6 +517,12 @@ func (r *resolver) link(ctx context.Context, g *errgroup.Group, chain []*Node, l
 		n.container = l.field + " " + n.URL
 	} else if err := r.localNode(n, rf, l); err != nil {
 		return fail(err)
+	}
+	if isBaseFetch(n.FetchType) {
+		// What a remote base brings in is told apart by kind, its own
+		// references included (a base skill's dependencies are base
+		// skills, its policy a base resource).
+		n.FetchType = baseFetchType(n.Kind)
 	}
 	r.mu.Lock()
 	if ex, ok := r.nodes[n.key]; ok {
@@ -874,6 +882,12 @@ func (r *resolver) children(n *Node, local []byte) ([]childRef, error) {
 		}
 		for i, d := range fm.Dependencies {
 			out = append(out, childRef{field: fmt.Sprintf("dependencies[%d]", i), raw: d, kind: "skill"})
+		}
+		if p := strings.TrimSpace(fm.Policy); p != "" {
+			// The skill's sandbox policy: an edge like a dependency
+			// (same base, same path and allowlist rules), applied by
+			// package run only to narrow the harness policy.
+			out = append(out, childRef{field: SkillPolicyField, raw: p, kind: "policy"})
 		}
 	case n.Kind == "agent":
 		fm, err := readFrontmatter(n.LocalPath, n.label())

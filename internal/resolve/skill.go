@@ -114,6 +114,14 @@ func ResolveSkill(ctx context.Context, req SkillRequest, o Options) (*SkillResul
 		return nil, &Error{Chain: []string{root.container}, Err: fmt.Errorf("%w: a path of %d references exceeds max_depth %d", ErrTooDeep, longest, r.maxDepth)}
 	}
 	graph.order()
+	if fetchType == FetchRuntime {
+		// The sandbox already runs: a policy the skill needs could not
+		// narrow it any more (package run applies skill policies when
+		// it plans the sandbox). Fail closed.
+		if sp := graph.SkillPolicies(); len(sp) > 0 {
+			return nil, &Error{Chain: []string{root.container}, Err: fmt.Errorf("%w: skill %s names policy %s, which cannot be applied to a sandbox that is already running; list the skill in the harness instead", ErrSkillPolicyRuntime, sp[0].Skill.ID(), sp[0].Node.ID())}
+		}
+	}
 	if r.auditErr != nil {
 		return nil, fmt.Errorf("audit log: %w", r.auditErr)
 	}

@@ -261,6 +261,9 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	if err := p.planSpec(h, cfg); err != nil {
 		return nil, err
 	}
+	if err := p.narrowBySkillPolicies(res); err != nil {
+		return nil, err
+	}
 	// The agent CLI, host services, upstream run fields (claude.go).
 	if err := p.planAgentCLI(h, cfg, o); err != nil {
 		return nil, err
