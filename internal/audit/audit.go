@@ -35,6 +35,12 @@ type Entry struct {
 	// Source says where the bytes came from: SourceCache, SourceRegistry
 	// or SourceForge ("" for writers that do not tell).
 	Source string `json:"source,omitempty"`
+	// Anomaly, on an entry recording an anomalous fetch (how a run's
+	// fetches differ from lock.yaml, or its runtime fetches from earlier
+	// runs), is its kind: new_host, new_prefix, changed_pin or
+	// runtime_fetches; Detail says what differs.
+	Anomaly string `json:"anomaly,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // Sources recorded in Entry.Source.
@@ -76,6 +82,9 @@ func (l *Log) Append(e Entry) error {
 // encoding/json does not escape) and the time is within json.Marshal's
 // years 0-9999 with a whole-minute offset; otherwise it reports false and AppendJSONL encodes it.
 func appendEntry(b []byte, e *Entry) ([]byte, bool) {
+	if e.Anomaly != "" || e.Detail != "" {
+		return nil, false // rare: encoding/json writes them
+	}
 	if y := e.FetchTime.Year(); y < 0 || y > 9999 {
 		return nil, false
 	}

@@ -122,30 +122,8 @@ func (p *pinTarget) orgRefusal(u string) error {
 }
 
 // repoPrefix is the allowlist entry naming the repository of the forge
-// URL u ("https://HOST/OWNER/REPO/"), or u's directory for a URL on no
-// forge.
-func repoPrefix(u string, forges []config.Forge) string {
-	loc, err := forge.Parse(u, forges)
-	if err != nil {
-		d, _ := ref.DirURL(u)
-		return d
-	}
-	c := loc.URL
-	rest := strings.TrimPrefix(c, "https://")
-	segs := strings.SplitN(rest, "/", 2)
-	if len(segs) < 2 {
-		return c + "/"
-	}
-	host, p := segs[0], segs[1]
-	if i := strings.Index(p, "/-/"); i >= 0 && loc.Forge.Type == "gitlab" {
-		return "https://" + host + "/" + p[:i] + "/"
-	}
-	parts := strings.SplitN(p, "/", 3)
-	if len(parts) < 2 {
-		return c + "/"
-	}
-	return "https://" + host + "/" + parts[0] + "/" + parts[1] + "/"
-}
+// URL u (forge.RepoPrefix).
+func repoPrefix(u string, forges []config.Forge) string { return forge.RepoPrefix(u, forges) }
 
 // pinResult is the outcome of one pinned reference (--json).
 type pinResult struct {

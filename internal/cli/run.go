@@ -279,6 +279,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 		PrepareRunsDir: prepareRunsDir,
 		SandboxOptions: env.sandboxOptions,
 		Exec:           runpkg.ExecOptions{Progress: pr, Warn: pr.Writer(), CI: rf.ci},
+		Frozen:         f.Frozen,
 	})
 	var ue *runpkg.UsageError
 	if rep == nil && errors.As(err, &ue) {

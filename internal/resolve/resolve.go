@@ -139,6 +139,11 @@ type Result struct {
 	// MovableRefs are the remote URLs naming a forge branch or tag rather
 	// than a commit id, sorted (commits.go).
 	MovableRefs []string
+	// Anomalies are the remote resources that differ from the lock
+	// entry of the harness: a new host, a new repository prefix, a
+	// changed pin (anomaly.go). Each is audited and is one line of
+	// Warnings; with Frozen the first is the error.
+	Anomalies []Anomaly
 }
 
 // SkillDir is a skill directory of a result.
@@ -254,6 +259,14 @@ func resolveHarness(ctx context.Context, target string, o Options) (*Result, err
 	res.TraceID = r.traceID
 	res.Notices = append(res.Notices, r.notices...)
 	res.MovableRefs = r.movableRefs()
+	res.Anomalies = r.anomalies(res)
+	r.recordAnomalies(res)
+	if r.auditErr != nil {
+		return nil, withWarnings(fmt.Errorf("audit log: %w", r.auditErr), warnings)
+	}
+	if r.o.Frozen && len(res.Anomalies) > 0 {
+		return nil, withWarnings(fmt.Errorf("harness %s: %w (--frozen): %w: %s: %s; if the change is intended, run `%s`", res.Source, ErrStale, ErrAnomalousFetch, res.Anomalies[0].Kind, res.Anomalies[0].Detail, r.lockCommand(res, true)), warnings)
+	}
 	if err := r.checkLock(res); err != nil {
 		return nil, withWarnings(err, warnings)
 	}

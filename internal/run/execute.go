@@ -18,6 +18,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/progress"
+	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
@@ -74,6 +75,11 @@ type ExecOptions struct {
 	Interactive func(ctx context.Context, a *Agent) error
 	// CI is recorded as report.json's "ci" (nil: not in CI).
 	CI *CIInfo
+	// Anomalies are resolution's fetches that differ from lock.yaml
+	// (report.json "anomalies"); with Frozen or in CI any anomalous
+	// fetch, these or runtime ones, fails the run (anomaly.go).
+	Anomalies []resolve.Anomaly
+	Frozen    bool
 }
 
 type execution struct {
@@ -229,6 +235,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		Resumes:    resumes,
 		CI:         o.CI,
 		Trust:      p.Trust,
+		Anomalies:  slices.Clone(o.Anomalies),
 	}
 	if resumeNote != "" {
 		x.note(resumeNote)
@@ -243,6 +250,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 	x.events = ev
 	defer func() {
 		x.teardown()
+		err = x.runtimeAnomaly(err)
 		x.evMu.Lock()
 		x.events.Close()
 		x.events = nil
@@ -263,6 +271,9 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 
 func (x *execution) execute(ctx context.Context) error {
 	p := x.plan
+	if err := x.staticAnomalies(); err != nil {
+		return err
+	}
 	x.warnPlanDowngrades()
 	if x.o.Runtime == nil {
 		if err := p.CheckRuntime(); err != nil {

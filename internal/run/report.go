@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -89,6 +90,10 @@ type Report struct {
 	// Trust is which layers the run trusted: the org layer, a repository
 	// layer, a trusted ref, or the operator's --trust-worktree.
 	Trust *trust.Info `json:"trust,omitempty"`
+	// Anomalies are the run's fetches that differ from lock.yaml (new
+	// host, new prefix, changed pin) or from the harness's recent runs
+	// (more runtime fetches): see docs/closure.md.
+	Anomalies []resolve.Anomaly `json:"anomalies,omitempty"`
 
 	dir string
 }

@@ -44,8 +44,11 @@ type Request struct {
 	// config.yaml for the plan's backend (the CLI: kubernetes namespace and
 	// gateway key). Nil: none.
 	SandboxOptions func(cfg *config.Config, backend string, o *sandbox.Options) error
-	// Exec are Execute's options; Run sets Fetch and SandboxOptions.
+	// Exec are Execute's options; Run sets Fetch and SandboxOptions, and
+	// Anomalies and Frozen from the resolution and Frozen below.
 	Exec ExecOptions
+	// Frozen is --frozen: an anomalous fetch fails the run (anomaly.go).
+	Frozen bool
 }
 
 // UsageError is an error in what the caller asked for, found before
@@ -85,6 +88,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 		return nil, err
 	}
 	exec := req.Exec
+	exec.Anomalies, exec.Frozen = res.Anomalies, exec.Frozen || req.Frozen
 	if exec.Fetch, err = fetchOptions(req, res, cfg, o.FullsendDir); err != nil {
 		return nil, err
 	}
