@@ -48,6 +48,7 @@ const (
 	SourceCache    = "cache"    // the local cache (verified on read)
 	SourceRegistry = "registry" // the shared OCI cache tier (cache.oci)
 	SourceForge    = "forge"    // where the reference points: its forge, or the https host of a plain file URL
+	SourceVendor   = "vendor"   // a vendored copy in the fullsend dir (lock.yaml vendor:), hash-checked
 )
 
 // Path returns the audit log of a cache directory: <cacheDir>/audit.jsonl.

