@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -257,4 +259,45 @@ func TestAnomalousRuntimeFetches(t *testing.T) {
 	if code, stderr, rep := runWith(2, nil, "--frozen"); code != 0 || len(rep.Anomalies) != 0 {
 		t.Fatalf("as many as the most, --frozen: exit %d %+v\n%s", code, rep.Anomalies, stderr)
 	}
+}
+
+// TestSkillPolicyEdgeCLI: a remote skill's policy: is fetched, locked as
+// the skill's transitive dependency (field policy) and drawn by graph.
+func TestSkillPolicyEdgeCLI(t *testing.T) {
+	w := newClosureWorld(t)
+	pol := []byte("network_policies:\n  a:\n    endpoints:\n      - {host: api.example.test, port: 443}\n")
+	md := []byte("---\nname: net\ndescription: d\npolicy: policy.yaml#sha256=" + sha256Hex(pol) + "\n---\nNet.\n")
+	tree := map[string][]byte{"SKILL.md": md, "policy.yaml": pol}
+	w.srv.AddRepo("o/skills@main", map[string][]byte{"skills/net/SKILL.md": md, "skills/net/policy.yaml": pol})
+	d, err := cas.TreeHash(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skill := w.srv.TreeURL("o/skills@main", "skills/net") + "#sha256=" + string(d)
+	polURL := w.srv.TreeURL("o/skills@main", "skills/net/policy.yaml")
+	w.writeHarness(t, "", skill)
+	if code, _, stderr := w.cli(t, nil, "lock", w.harness); code != 0 {
+		t.Fatalf("lock: exit %d %s", code, stderr)
+	}
+	lf, _ := os.ReadFile(filepath.Join(w.dir, "lock.yaml"))
+	if !strings.Contains(string(lf), "field: policy") || !strings.Contains(string(lf), polURL) {
+		t.Errorf("lock.yaml does not record the policy edge:\n%s", lf)
+	}
+	// The harness's policy and the skill's: two policy edges.
+	code, stdout, stderr := w.cli(t, nil, "graph", w.harness)
+	if code != 0 || !strings.Contains(stdout, polURL) || strings.Count(stdout, `[label="policy"]`) != 2 {
+		t.Errorf("graph: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = w.cli(t, nil, "graph", "--format", "mermaid", w.harness)
+	if code != 0 || !strings.Contains(stdout, polURL) || strings.Count(stdout, `-->|"policy"|`) != 2 {
+		t.Errorf("graph mermaid:\n%s", stdout)
+	}
+	if code, _, stderr := w.cli(t, nil, "resolve", "--frozen", "--offline", w.harness); code != 0 {
+		t.Errorf("resolve --frozen --offline: exit %d %s", code, stderr)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

@@ -145,7 +145,12 @@ func (fm *Frontmatter) decode(name string, root *yaml.Node) error {
 		case "dependencies":
 			fm.Dependencies, err = stringList(name, k, v)
 		case "policy":
-			fm.Policy, err = yamlx.String(name, k, v)
+			// Only a SKILL.md's policy is a reference (package resolve
+			// refuses another shape there); other documents may use
+			// the key as they like.
+			if v.Kind == yaml.ScalarNode && !yamlx.IsNull(v) {
+				fm.Policy = v.Value
+			}
 		}
 		if err != nil {
 			return err

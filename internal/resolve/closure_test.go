@@ -273,3 +273,21 @@ func TestRemoteBaseScriptVendored(t *testing.T) {
 		t.Errorf("tampered copy: %v", err)
 	}
 }
+
+// TestSkillPolicyShape: a SKILL.md policy: that is not one reference is
+// an error naming it; an agent definition's policy: key is not a reference.
+func TestSkillPolicyShape(t *testing.T) {
+	dir := writeDir(t, map[string]string{
+		"harness/h.yaml":    "agent: agents/a.md\nskills: [skills/l]\n",
+		"agents/a.md":       "---\nname: a\npolicy: {anything: goes}\n---\na\n",
+		"skills/l/SKILL.md": "---\nname: l\ndescription: local\npolicy: [a.yaml, b.yaml]\n---\nx\n",
+	})
+	w := newWorld(t, newRepo())
+	if _, err := Resolve(context.Background(), dir+"/harness/h.yaml", w.opts()); err == nil || !strings.Contains(err.Error(), "SKILL.md: policy: want one reference") {
+		t.Errorf("list policy: %v", err)
+	}
+	writeFiles(t, dir, map[string]string{"skills/l/SKILL.md": "---\nname: l\ndescription: local\n---\nx\n"})
+	if _, err := Resolve(context.Background(), dir+"/harness/h.yaml", w.opts()); err != nil {
+		t.Errorf("agent with a policy: key: %v", err)
+	}
+}

@@ -903,6 +903,10 @@ func (r *resolver) children(n *Node, local []byte) ([]childRef, error) {
 		for i, d := range fm.Dependencies {
 			out = append(out, childRef{field: fmt.Sprintf("dependencies[%d]", i), raw: d, kind: "skill"})
 		}
+		switch fm.Fields["policy"].(type) {
+		case []any, map[string]any:
+			return nil, fmt.Errorf("%s/SKILL.md: policy: want one reference (a path or a pinned https URL), not a list or mapping", n.label())
+		}
 		if p := strings.TrimSpace(fm.Policy); p != "" {
 			// The skill's sandbox policy: an edge like a dependency
 			// (same base, same path and allowlist rules), applied by
