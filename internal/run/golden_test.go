@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/fullsend-ai/fullsend/internal/run"
+	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
+	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite internal/run/testdata/golden")
@@ -82,9 +84,9 @@ func TestGoldenPlan(t *testing.T) {
 		harness string
 		o       run.Options
 	}{
-		{"plan-script.json", baseHarness, run.Options{Runtime: "script", Script: filepath.Join(f.dir, "script.yaml")}},
-		{"plan-native.json", webHarness, run.Options{Runtime: "native", RuntimeOptions: map[string]string{"model": "m", "max_turns": "7", "base_url": "http://127.0.0.1:9/v1"}}},
-		{"plan-claude.json", baseHarness + "effort: high\n", run.Options{Runtime: "claude", Sandbox: "docker", ClaudeOptions: map[string]string{"permission_mode": "default", "max_turns": "3"}, Model: "opus-x"}},
+		{"plan-script.json", baseHarness, run.Options{Runtime: "script", RuntimeFlags: scriptFlags(filepath.Join(f.dir, "script.yaml"))}},
+		{"plan-native.json", webHarness, run.Options{Runtime: "native", RuntimeFlags: nativeFlags(native.Config{Model: "m", MaxTurns: 7, BaseURL: "http://127.0.0.1:9/v1"})}},
+		{"plan-claude.json", baseHarness + "effort: high\n", run.Options{Runtime: "claude", Sandbox: "docker", RuntimeFlags: claudeFlags(claude.Config{PermissionMode: "default", MaxTurns: 3}, "", "opus-x")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := f.planKeep(c.harness, c.o)

@@ -1,0 +1,108 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
+)
+
+// Optional capabilities of a runtime. Runtime is what every runtime does;
+// the interfaces below are what some do. The runner asserts each one once,
+// in one place, and the runtimes that implement one say so with a
+// compile-time assertion (var _ runtime.X = (*T)(nil)), so a renamed
+// method cannot silently drop a capability.
+
+// ErrResult marks an iteration whose agent ended but whose structured
+// result is missing or invalid (errors.Is): not an agent failure, the
+// runner judges the result by validation (and feeds the errors back).
+var ErrResult = errors.New("structured result missing or invalid")
+
+// ErrCannotSucceed marks a run refused before anything ran because it
+// could not succeed (a model endpoint that does not answer, a credential
+// that expands to nothing): a usage error of the caller's settings.
+var ErrCannotSucceed = errors.New("the run cannot succeed")
+
+// InfoEndpointChanged is the Name of the EventInfo saying that a resumed
+// conversation recorded another model endpoint than the run's; the
+// runner records its Text as a report note (shown even with --quiet).
+const InfoEndpointChanged = "endpoint_changed"
+
+// ProvisionFunc provisions a fresh sandbox session like the run's own
+// (same spec and network); the runtime terminates it.
+type ProvisionFunc func(ctx context.Context) (sandbox.Session, error)
+
+// ChildSessioner is implemented by runtimes that can run delegated
+// children in sandbox sessions of their own; the runner hands them its
+// backend's Provision before Bootstrap.
+type ChildSessioner interface {
+	SetChildSessions(ProvisionFunc)
+}
+
+// WebScan scans fetched text as remote context before the model sees it.
+// It returns the blocking findings' rules (empty: the text may be shown);
+// an error fails the fetch closed.
+type WebScan func(ctx context.Context, text []byte, source string) (blocking []string, err error)
+
+// WebPolicy is the egress policy and scan pipeline a runtime that fetches
+// web pages on the runner host must apply: it reaches nothing the sandbox
+// could not, and every page goes through the run's scanners.
+type WebPolicy struct {
+	Allow                  []string // the sandbox's network allowlist (host:port entries)
+	AllowedPrivateNetworks []netip.Prefix
+	Resolver               sandbox.Resolver // nil: the system resolver
+	Scan                   WebScan          // required
+}
+
+// WebFetcher is implemented by runtimes whose agent may fetch web pages
+// from the runner host (native web_fetch). NeedsWeb says whether the run's
+// settings ask for it; the runner then calls SetWebPolicy before
+// Bootstrap.
+type WebFetcher interface {
+	NeedsWeb(c Config) bool
+	SetWebPolicy(WebPolicy) error
+}
+
+// Offered is what a runtime's last Run offered the agent, for the report's
+// capability snapshot. Model and Limits are the runtime's own values
+// (serialised as they are); none holds a credential.
+type Offered struct {
+	Tools            []string
+	SubagentProfiles []string
+	Model            any // the model endpoint: report capabilities.model
+	Limits           any // the loop's limits: report capabilities.limits.native
+}
+
+// OfferReporter is implemented by runtimes that know what they offered
+// the agent (tools, model endpoint, loop limits); false before any Run.
+type OfferReporter interface {
+	Offered() (Offered, bool)
+}
+
+// Preflighter is implemented by runtimes that can tell, from the run's
+// settings alone, that the run cannot succeed (a missing model, a model
+// endpoint that does not answer). The runner calls Preflight after
+// planning, before any host script runs or any sandbox exists; an error
+// wrapping ErrCannotSucceed, or any other, stops the run as a usage error.
+type Preflighter interface {
+	Preflight(in PreflightInput) error
+}
+
+// PreflightInput is what Preflight sees of the planned run.
+type PreflightInput struct {
+	Config    Config // the run's settings (PlanOutput.Config)
+	Model     string // the harness model: ("" = none)
+	AgentFile string // host path of the agent definition
+}
+
+// Resumer is implemented by runtimes that can continue a killed or failed
+// run in its run directory (--resume).
+type Resumer interface {
+	// ResumeFile is the run-directory file every resumable run of the
+	// runtime has (its transcript).
+	ResumeFile() string
+	// VerifyResume checks the state in runDir the runtime would continue
+	// (e.g. a transcript's MAC chain) before anything is written.
+	VerifyResume(runDir string) error
+}
