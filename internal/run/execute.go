@@ -99,8 +99,8 @@ type execution struct {
 	evMu   sync.Mutex
 	events *os.File
 
-	// claude.go: the host services forwarder, the current iteration and
-	// tool names by call id (for verdict findings).
+	// hostsvc.go: the host services forwarder; verdict.go: the current
+	// iteration and tool names by call id (for verdict findings).
 	stopHostServices func()
 	timedOut         bool
 	broker           *secrets.Broker // secrets.go; nil without secrets
@@ -480,9 +480,10 @@ func (x *execution) hostScan(ctx context.Context) error {
 	if err := x.judgeImports(pl, files, refusedImports, &firstBlock); err != nil {
 		return err
 	}
-	// The repository's Claude Code settings: refused keys block whatever
-	// the fail mode (the runtime refuses them again in the sandbox).
-	cs, err := p.claudeSettingsFindings()
+	// The repository's own settings for the runtime's agent CLI (claude:
+	// .claude/settings*.json): refused keys block whatever the fail mode
+	// (the runtime refuses them again in the sandbox).
+	cs, err := p.repoSettingsFindings()
 	if err != nil {
 		return err
 	}

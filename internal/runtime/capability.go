@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
 // Optional capabilities of a runtime. Runtime is what every runtime does;
@@ -105,4 +106,33 @@ type Resumer interface {
 	// VerifyResume checks the state in runDir the runtime would continue
 	// (e.g. a transcript's MAC chain) before anything is written.
 	VerifyResume(runDir string) error
+}
+
+// RepoReader reads the target repository as it is copied into the
+// sandbox: no symlink is followed, and a file reached through one is
+// absent (it is not in the copy). Paths are slash-separated, relative to
+// the repository.
+type RepoReader interface {
+	// ReadFile reads the regular file rel (ok false: absent or a symlink).
+	ReadFile(rel string) (data []byte, ok bool, err error)
+	// IsDir reports whether rel is a directory reached without a symlink.
+	IsDir(rel string) bool
+	// Walk calls fn for every regular file below the directory rel, in
+	// name order, with a reader of its content.
+	Walk(rel string, fn func(rel string, read func() ([]byte, error)) error) error
+}
+
+// RepoCheckInput is what a RepoChecker knows of the run.
+type RepoCheckInput struct {
+	AgentName         string // the harness's agent
+	TrustRepoSettings bool   // security.trust_repo_settings
+}
+
+// RepoChecker is implemented by runtimes whose agent CLI reads its own
+// settings from the target repository (claude: .claude/settings*.json,
+// .claude/agents, .mcp.json). The runner's host scan records the
+// findings CheckRepo returns; blocking ones stop the run whatever the
+// fail mode (the runtime refuses them again in the sandbox).
+type RepoChecker interface {
+	CheckRepo(r RepoReader, in RepoCheckInput) ([]scan.Finding, error)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
@@ -29,14 +30,14 @@ func TestClaudeSettingsFindings(t *testing.T) {
 		}
 	}
 	list := func(p *Plan) string {
-		fs, err := p.claudeSettingsFindings()
+		fs, err := p.repoSettingsFindings()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
 		for _, f := range fs {
 			out = append(out, f.Path+" "+f.Rule+" "+f.Severity.String())
-			if f.Scanner != ClaudeSettingsScanner || f.Message == "" {
+			if f.Scanner != claude.SettingsScanner || f.Message == "" {
 				t.Errorf("finding %+v", f)
 			}
 		}
@@ -71,7 +72,7 @@ func TestClaudeSettingsFindings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, ".claude/settings.json"), []byte(`{"hooks": {`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fs, err := (&Plan{Runtime: "claude", TargetRepo: repo}).claudeSettingsFindings()
+	fs, err := (&Plan{Runtime: "claude", TargetRepo: repo}).repoSettingsFindings()
 	if err != nil || len(fs) != 2 || fs[0].Rule != "claude-settings/invalid" || fs[0].Severity != scan.Critical || fs[1].Path != ".mcp.json" {
 		t.Errorf("invalid settings, symlinked local settings: %+v %v", fs, err)
 	}
@@ -95,7 +96,7 @@ func TestClaudeAgentShadowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fs, err := (&Plan{Runtime: "claude", TargetRepo: repo, AgentName: "builder"}).claudeSettingsFindings()
+	fs, err := (&Plan{Runtime: "claude", TargetRepo: repo, AgentName: "builder"}).repoSettingsFindings()
 	if err != nil {
 		t.Fatal(err)
 	}
