@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"io"
 	"net/netip"
 
+	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
@@ -135,4 +137,35 @@ type RepoCheckInput struct {
 // fail mode (the runtime refuses them again in the sandbox).
 type RepoChecker interface {
 	CheckRepo(r RepoReader, in RepoCheckInput) ([]scan.Finding, error)
+}
+
+// HostCheck is one `fullsend doctor` check: Status is "ok", "warn" or
+// "fail"; Fix says what to do when it is not ok.
+type HostCheck struct {
+	Name, Status, Detail, Fix string
+}
+
+// HostCheckInput is what a HostChecker gets from `fullsend doctor`.
+type HostCheckInput struct {
+	Org *config.Config // config.yaml (nil when it did not load)
+	// CLI is the runtime's agent CLI named on the command line
+	// (doctor --claude-binary); "" = the configured or default one.
+	CLI    string
+	Getenv func(string) string // the runner's environment
+}
+
+// HostChecker is implemented by runtimes that need something on the
+// runner host (the claude runtime: its CLI at the version CI tests);
+// `fullsend doctor` reports what CheckHost finds.
+type HostChecker interface {
+	CheckHost(ctx context.Context, in HostCheckInput) HostCheck
+}
+
+// TranscriptPrinter is implemented by runtimes whose transcript
+// `fullsend runs show --transcript` can print for people (native).
+// PrintTranscript checks the transcript in runDir as a resume would and
+// writes run id's conversation to w, every untrusted text sanitised for a
+// terminal.
+type TranscriptPrinter interface {
+	PrintTranscript(w io.Writer, id, runDir string) error
 }
