@@ -169,3 +169,13 @@ type HostChecker interface {
 type TranscriptPrinter interface {
 	PrintTranscript(w io.Writer, id, runDir string) error
 }
+
+// Unguarded is implemented by runtimes that make no tool-call security
+// checks of their own and so have no block, denial or canary trip to turn
+// into verdicts (the script runtime runs no model); Unguarded says why.
+// Every other runtime is held to the verdict contract: its tests run
+// runtimetest.CheckVerdicts (package builtin's tests check that each one
+// does).
+type Unguarded interface {
+	Unguarded() string
+}

@@ -90,3 +90,10 @@ func (r *Runtime) Plan(in runtime.PlanInput) (*runtime.PlanOutput, error) {
 	out.Notes = runtime.IgnoredEffort(in.Harness)
 	return out, nil
 }
+
+var _ runtime.Unguarded = (*Runtime)(nil)
+
+// Unguarded implements runtime.Unguarded.
+func (r *Runtime) Unguarded() string {
+	return "the script runtime runs no model: its steps are the test's or demo's own, run in the sandbox without tool-call checks (package runtime's security matrix)"
+}
