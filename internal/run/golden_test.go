@@ -132,3 +132,25 @@ func TestGoldenReport(t *testing.T) {
 		t.Errorf("phases %s\nwant %s", got, want)
 	}
 }
+
+// TestPlanSerialisesNoSecret: the environment values (which may hold
+// secrets) live in the Plan, not its PlanRecord, and never reach its JSON,
+// whether marshalled by pointer or by value.
+func TestPlanSerialisesNoSecret(t *testing.T) {
+	f := newFixture(t)
+	const secret = "fs-plan-secret-0123456789"
+	h := baseHarness + "env:\n  sandbox:\n    SOME_TOKEN: " + secret + "-sandbox\n  runner:\n    OTHER_TOKEN: " + secret + "-runner\n"
+	p := f.mustPlan(h, run.Options{})
+	if p.SandboxEnv["SOME_TOKEN"] == "" || p.RunnerEnv["OTHER_TOKEN"] == "" {
+		t.Fatalf("env not planned: %v %v", p.SandboxEnv, p.RunnerEnv)
+	}
+	for _, v := range []any{p, *p} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secret) || !strings.Contains(string(b), `"agent_name":"tester"`) {
+			t.Errorf("%T serialised as:\n%s", v, b)
+		}
+	}
+}

@@ -104,8 +104,36 @@ type HostFile struct {
 // Plan is everything a run will do, computed without side effects from
 // the resolved harness, the config and the options: Plan reads files (the
 // policy, profiles, frontmatter, host file existence) but writes nothing,
-// starts nothing and never touches a sandbox.
+// starts nothing and never touches a sandbox. It is the serialisable
+// PlanRecord plus what lives only in memory: the environment values
+// (which may hold secrets), the scan options, the resolved harness and
+// config. A Plan serialises as its PlanRecord alone, so a field added
+// here never reaches JSON.
 type Plan struct {
+	PlanRecord
+
+	SandboxEnv map[string]string // env.sandbox, expanded (may hold secrets)
+	RunnerEnv  map[string]string // env.runner, expanded (may hold secrets)
+	Scan       scan.Options      // the scan pipeline's options (Getenv, acceptances)
+	CacheDir   string
+	// ResolveTime is how long resolution took (the report's resolve phase).
+	ResolveTime time.Duration
+	// Harness and Config are the resolved harness and the org config
+	// (the runtime fetch service needs them).
+	Harness    *harness.Harness
+	Config     *config.Config
+	runtimeErr error
+	// planned is the runtime's part of the plan (planRuntime), applied
+	// at the steps it concerns.
+	planned *runtime.PlanOutput
+}
+
+// MarshalJSON writes the PlanRecord only.
+func (p Plan) MarshalJSON() ([]byte, error) { return json.Marshal(p.PlanRecord) }
+
+// PlanRecord is the serialisable part of a Plan: no secret, nothing only
+// the running process can use.
+type PlanRecord struct {
 	Source    string       `json:"source"` // harness source (path or URL)
 	SHA256    string       `json:"sha256"`
 	GraphHash string       `json:"graph_hash"`
@@ -127,10 +155,8 @@ type Plan struct {
 	// TrustRepoSettings is security.trust_repo_settings (claude runtime).
 	TrustRepoSettings bool `json:"trust_repo_settings,omitempty"`
 
-	SandboxEnv map[string]string `json:"-"` // env.sandbox, expanded (may hold secrets)
 	// Secrets are the names of the org secrets the run gets (secrets.go).
-	Secrets   []string          `json:"secrets,omitempty"`
-	RunnerEnv map[string]string `json:"-"` // env.runner, expanded
+	Secrets []string `json:"secrets,omitempty"`
 
 	PreScript        string        `json:"pre_script,omitempty"`
 	PostScript       string        `json:"post_script,omitempty"`
@@ -151,20 +177,13 @@ type Plan struct {
 	// directories and the cache when they live in the repository).
 	ExcludeFromRepo []string `json:"exclude_from_repo,omitempty"`
 
-	Scan     scan.Options `json:"-"`
-	FailMode string       `json:"fail_mode"`
+	FailMode string `json:"fail_mode"`
 
-	Prompt      string        `json:"prompt"`
-	Resume      string        `json:"resume,omitempty"`
-	RunsDir     string        `json:"runs_dir"`
-	CacheDir    string        `json:"-"`
-	ResolveTime time.Duration `json:"-"`
-	AllowFetch  bool          `json:"allow_runtime_fetch,omitempty"`
-	// Harness and Config are the resolved harness and the org config
-	// (the runtime fetch service needs them).
-	Harness *harness.Harness `json:"-"`
-	Config  *config.Config   `json:"-"`
-	Notes   []string         `json:"notes,omitempty"`
+	Prompt     string   `json:"prompt"`
+	Resume     string   `json:"resume,omitempty"`
+	RunsDir    string   `json:"runs_dir"`
+	AllowFetch bool     `json:"allow_runtime_fetch,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
 	// Downgrades are the notes that say an enforcement is weaker than the
 	// harness asked for (also in Notes); Execute prints them as warnings
 	// before anything runs (downgrade.go).
@@ -182,11 +201,7 @@ type Plan struct {
 	ProvisionTimeout time.Duration `json:"provision_timeout,omitempty"`
 	PreflightCheck   string        `json:"preflight_check,omitempty"`
 	// Trust is which layers the run trusted (report.json trust).
-	Trust      *trust.Info `json:"trust,omitempty"`
-	runtimeErr error
-	// planned is the runtime's part of the plan (planRuntime), applied
-	// at the steps it concerns.
-	planned *runtime.PlanOutput
+	Trust *trust.Info `json:"trust,omitempty"`
 }
 
 // Settings are the runtime's typed settings of the run (its
@@ -243,12 +258,10 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		return nil, err
 	}
 	h := res.Harness
-	p := &Plan{
+	p := &Plan{PlanRecord: PlanRecord{
 		Source: res.Source, SHA256: string(res.SHA256), Forge: h.AppliedForge,
-		RunsDir: o.runsDir(), CacheDir: o.CacheDir, Resume: o.Resume,
-		ReadonlyRepo: h.ReadonlyRepo, ResolveTime: o.ResolveTime, AllowFetch: h.AllowRuntimeFetch,
-		Harness: h, Config: cfg,
-	}
+		RunsDir: o.runsDir(), Resume: o.Resume, ReadonlyRepo: h.ReadonlyRepo, AllowFetch: h.AllowRuntimeFetch,
+	}, CacheDir: o.CacheDir, ResolveTime: o.ResolveTime, Harness: h, Config: cfg}
 	if res.Graph != nil {
 		p.GraphHash = GraphHash(res.Graph)
 	}
