@@ -25,7 +25,7 @@ import (
 type chatFlags struct {
 	runtime, sandbox, targetRepo, sessionDB string
 	maxMemoryEvents                         int
-	native                                  nativeFlags
+	native                                  runtime.Flags // the native runtime's flags
 }
 
 func newChatCmd(env *Env) *cobra.Command {
@@ -73,7 +73,8 @@ fullsend run --help).`,
 	fl.StringVar(&cf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
 	fl.StringVar(&cf.sessionDB, "session-db", "", "keep sessions, turns and events in the SQLite database `FILE` (and transcripts in FILE.sessions/), so they survive the process")
 	fl.IntVar(&cf.maxMemoryEvents, "max-memory-events", chat.DefaultMaxMemoryEvents, "without --session-db: keep at most `N` events in memory (the oldest are dropped)")
-	cf.native.add(fl)
+	cf.native = native.New(native.Options{}).NewFlags()
+	cf.native.Add(fl)
 	_ = fl.MarkHidden("image")
 	return cmd
 }
@@ -97,9 +98,13 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	if cf.sessionDB != "" && fl.Changed("max-memory-events") {
 		return nil, usageError{errors.New("--max-memory-events: only without --session-db (the database keeps every event)")}
 	}
-	nativeOpts, _, err := cf.native.options(fl)
+	settings, _, err := cf.native.Parse(fl)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	nc, _ := settings.(*native.Config)
+	if nc == nil {
+		nc = &native.Config{}
 	}
 	store, sessionsDir, err := openChatStore(cf)
 	if err != nil {
@@ -110,7 +115,7 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	if err != nil {
 		return nil, err
 	}
-	redact := chatRedactor(env, nativeOpts)
+	redact := chatRedactor(env, nc)
 	var srv *chat.Server
 	rt := native.New(native.Options{OnDelta: func(d native.Delta) { srv.Delta(d) }})
 	pr := env.Progress()
@@ -122,7 +127,7 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 		Options: runpkg.Options{
 			Runtime: native.Name, Sandbox: cf.sandbox, TargetRepo: cf.targetRepo,
 			Workspace: env.Workspace, RunsDir: runsDir, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
-			RuntimeOptions: nativeOpts, Getenv: env.Getenv, Trust: td,
+			RuntimeFlags: map[string]runtime.Config{native.Name: nc}, Getenv: env.Getenv, Trust: td,
 		},
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {
 			return env.ResolveHarness(ctx, cmd, arg, f, true)
@@ -167,9 +172,9 @@ func openChatStore(cf chatFlags) (chat.Store, string, error) {
 
 // chatRedactor removes the model API key (as the runtime would find it)
 // from everything chat writes.
-func chatRedactor(env *Env, opts map[string]string) func(string) string {
-	mc, err := model.ConfigFromEnv(env.Getenv, model.Overrides{API: opts[native.OptAPI], BaseURL: opts[native.OptBaseURL],
-		Model: opts[native.OptModel], Auth: opts[native.OptAuth], KeyEnv: opts[native.OptKeyEnv]})
+func chatRedactor(env *Env, c *native.Config) func(string) string {
+	mc, err := model.ConfigFromEnv(env.Getenv, model.Overrides{API: c.API, BaseURL: c.BaseURL,
+		Model: c.Model, Auth: c.Auth, KeyEnv: c.KeyEnv})
 	key := ""
 	if err == nil {
 		key = mc.Key.Reveal()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,7 +13,8 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
-	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
@@ -127,7 +127,7 @@ func runDoctor(ctx context.Context, env *Env, claudeBinary string) []doctorCheck
 	var checks []doctorCheck
 	checks = append(checks, doctorLocal(ctx, severity("local"))...)
 	checks = append(checks, doctorDocker(cfg, severity("docker")))
-	checks = append(checks, doctorClaude(ctx, env, cfg, claudeBinary))
+	checks = append(checks, doctorRuntimes(ctx, env, cfg, claudeBinary)...)
 	checks = append(checks, doctorConfig(env, cfg, cfgErr))
 	checks = append(checks, doctorCache(env))
 	checks = append(checks, doctorForges(env, cfg)...)
@@ -245,50 +245,21 @@ func doctorDocker(cfg *config.Config, sev string) doctorCheck {
 	return c
 }
 
-// doctorClaude locates the Claude Code CLI as the claude runtime does
-// (--claude-binary, else config.yaml runtimes.claude.binary, else claude on
-// PATH; claude.Locate), runs its --version and compares the answer with
-// the version CI tests (claude.TestedVersion).
-func doctorClaude(ctx context.Context, env *Env, cfg *config.Config, flagBinary string) doctorCheck {
-	c := doctorCheck{Name: "claude"}
-	binary, from := flagBinary, "--claude-binary"
-	if binary == "" && cfg != nil && cfg.Runtimes.Claude.Binary != "" {
-		binary, from = cfg.Runtimes.Claude.Binary, "config.yaml runtimes.claude.binary"
-	}
-	if binary == "" {
-		from = "PATH"
-	}
-	in, err := claude.Locate(binary, env.Getenv)
-	if err != nil {
-		c.Status, c.Detail = doctorWarn, fmt.Sprintf("%v (from %s): the claude runtime cannot run", err, from)
-		c.Fix = fmt.Sprintf("install Claude Code %s (npm install -g @anthropic-ai/claude-code@%s) or name it in config.yaml runtimes.claude.binary or --claude-binary; or use runtime: native or script", claude.TestedVersion, claude.TestedVersion)
-		return c
-	}
-	vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	name, args := in.Host, []string{"--version"}
-	if in.Node != "" {
-		name, args = in.Node, []string{in.Host, "--version"}
-	}
-	cmd := exec.CommandContext(vctx, name, args...)
-	cmd.Env = []string{"PATH=" + env.Getenv("PATH"), "HOME=" + env.Getenv("HOME")}
-	out, err := cmd.Output()
-	version := claude.ParseVersion(string(out))
-	switch {
-	case err != nil || version == "":
-		why := "printed no version"
-		if err != nil {
-			why = err.Error()
+// doctorRuntimes are the runtimes' checks of what they need on this host
+// (runtime.HostChecker: the claude runtime's CLI and its version), in
+// name order; cli is --claude-binary.
+func doctorRuntimes(ctx context.Context, env *Env, cfg *config.Config, cli string) []doctorCheck {
+	var out []doctorCheck
+	for _, n := range builtin.Names() {
+		rt, _ := builtin.Get(n)
+		hc, ok := rt.(runtime.HostChecker)
+		if !ok {
+			continue
 		}
-		c.Status, c.Detail = doctorWarn, fmt.Sprintf("%s (from %s): `claude --version` failed: %s", in.Host, from, why)
-		c.Fix = fmt.Sprintf("reinstall Claude Code %s (npm install -g @anthropic-ai/claude-code@%s)", claude.TestedVersion, claude.TestedVersion)
-	case version != claude.TestedVersion:
-		c.Status, c.Detail = doctorWarn, fmt.Sprintf("%s (from %s): Claude Code %s, but CI tests %s; other versions may change flags or output", in.Host, from, version, claude.TestedVersion)
-		c.Fix = fmt.Sprintf("npm install -g @anthropic-ai/claude-code@%s (or point runtimes.claude.binary at that version)", claude.TestedVersion)
-	default:
-		c.Status, c.Detail = doctorOK, fmt.Sprintf("%s (from %s): Claude Code %s, the version CI tests", in.Host, from, version)
+		c := hc.CheckHost(ctx, runtime.HostCheckInput{Org: cfg, CLI: cli, Getenv: env.Getenv})
+		out = append(out, doctorCheck{Name: c.Name, Status: c.Status, Detail: c.Detail, Fix: c.Fix})
 	}
-	return c
+	return out
 }
 
 func doctorConfig(env *Env, cfg *config.Config, err error) doctorCheck {

@@ -8,109 +8,24 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
 	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
 type runFlags struct {
-	runtime, script, sandbox, targetRepo, prompt, resume string
-	native                                               nativeFlags
-	claude                                               claudeFlags
-	ci                                                   *runpkg.CIInfo // report.json "ci" (ci.go)
-}
-
-// nativeFlags are the native runtime's settings; each is passed as a
-// RunInput option only when given on the command line, so that the
-// runtime's own precedence applies: flag > FULLSEND_MODEL_* environment
-// (read by the runtime on this host) > the harness model field.
-type nativeFlags struct {
-	api, baseURL, model, auth, keyEnv string
-	maxTurns                          int
-	maxOutputTokens                   int64
-	images                            []string
-}
-
-func (n *nativeFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&n.api, "model-api", "", "native runtime: model API `DIALECT`, openai or anthropic (default: $FULLSEND_MODEL_API, openai)")
-	fl.StringVar(&n.baseURL, "model-base-url", "", "native runtime: model server base `URL` (default: $FULLSEND_MODEL_BASE_URL, the vendor's public API)")
-	fl.StringVar(&n.model, "model", "", "native and claude runtimes: model `NAME` (native default: $FULLSEND_MODEL, the harness model:; claude: passed as --model, default the harness model:)")
-	fl.StringVar(&n.auth, "model-auth", "", "native runtime: `MODE` bearer (send the key) or none (default: $FULLSEND_MODEL_AUTH, bearer)")
-	fl.StringVar(&n.keyEnv, "model-key-env", "", "native runtime: read the API key from host variable `VAR` (default: $FULLSEND_MODEL_KEY_ENV, FULLSEND_API_KEY); the key never enters the sandbox")
-	fl.IntVar(&n.maxTurns, "max-turns", 0, "native and claude runtimes: at most `N` model turns (native default 50; claude default: config runtimes.claude.max_turns, none)")
-	fl.Int64Var(&n.maxOutputTokens, "max-output-tokens", 0, "native runtime: at most `N` output tokens over the whole run (default 200000)")
-	fl.StringArrayVar(&n.images, "image", nil, "native runtime: attach image `FILE` (png, jpeg, gif, webp; at most 5 MiB; inside the target repository) to the prompt; repeatable")
-}
-
-// options checks the flags given and returns them as native RunInput
-// options, with the names of the flags given.
-func (n *nativeFlags) options(fl *pflag.FlagSet) (map[string]string, []string, error) {
-	opts := map[string]string{}
-	var given []string
-	str := func(flag, key, val string, allowed ...string) error {
-		if !fl.Changed(flag) {
-			return nil
-		}
-		given = append(given, "--"+flag)
-		v := strings.TrimSpace(val)
-		if allowed != nil {
-			v = strings.ToLower(v)
-			if !slices.Contains(allowed, v) {
-				return fmt.Errorf("--%s %q: want %s", flag, val, strings.Join(allowed, " or "))
-			}
-		}
-		if v == "" {
-			return fmt.Errorf("--%s: empty value", flag)
-		}
-		opts[key] = v
-		return nil
-	}
-	for _, err := range []error{
-		str("model-api", native.OptAPI, n.api, string(model.APIOpenAI), string(model.APIAnthropic)),
-		str("model-base-url", native.OptBaseURL, n.baseURL),
-		str("model", native.OptModel, n.model),
-		str("model-auth", native.OptAuth, n.auth, string(model.AuthBearer), string(model.AuthNone)),
-		str("model-key-env", native.OptKeyEnv, n.keyEnv),
-	} {
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	if fl.Changed("max-turns") {
-		given = append(given, "--max-turns")
-		if n.maxTurns <= 0 {
-			return nil, nil, fmt.Errorf("--max-turns %d: want a positive number", n.maxTurns)
-		}
-		opts[native.OptMaxTurns] = strconv.Itoa(n.maxTurns)
-	}
-	if fl.Changed("max-output-tokens") {
-		given = append(given, "--max-output-tokens")
-		if n.maxOutputTokens <= 0 {
-			return nil, nil, fmt.Errorf("--max-output-tokens %d: want a positive number", n.maxOutputTokens)
-		}
-		opts[native.OptMaxOutputTokens] = strconv.FormatInt(n.maxOutputTokens, 10)
-	}
-	if fl.Changed("image") {
-		given = append(given, "--image")
-		for _, img := range n.images {
-			if strings.TrimSpace(img) == "" {
-				return nil, nil, errors.New("--image: empty value")
-			}
-		}
-	}
-	return opts, given, nil
+	runtime, sandbox, targetRepo, prompt, resume string
+	// runtimes are every runtime's own flags (package builtin).
+	runtimes *builtin.Flags
+	ci       *runpkg.CIInfo // report.json "ci" (ci.go)
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -194,14 +109,12 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 	f.add(cmd, true)
 	fl := cmd.Flags()
 	fl.StringVar(&rf.runtime, "runtime", "", "agent runtime `NAME` (script, claude, native); default: harness runtime:, config runtime:, claude")
-	fl.StringVar(&rf.script, "script", "", "script `FILE` for the script runtime (implies --runtime script; default: <harness>.script.yaml beside the harness)")
 	fl.StringVar(&rf.sandbox, "sandbox", "", "sandbox backend `NAME`: local, docker or kubernetes (default: config sandbox.backend, local)")
 	fl.StringVar(&rf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
 	fl.StringVar(&rf.prompt, "prompt", "", "the task `TEXT` given to the agent (default: run the agent on the target repository)")
 	fl.StringVar(&rf.resume, "resume", "", "continue the native run `RUN_ID` (killed, failed or invalid; a unique prefix or latest) in its run directory; HARNESS is still required")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object on stdout instead of the summary (progress and notes stay on stderr)")
-	rf.native.add(fl)
-	rf.claude.add(fl)
+	rf.runtimes = builtin.AddFlags(fl)
 	addCIOutputFlag(fl, &ciOutput)
 	env.addTrustFlags(cmd)
 	return cmd
@@ -213,8 +126,8 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	if err := thisSystemNeedsLinux("run"); err != nil {
 		return nil, err
 	}
-	if rf.script != "" && rf.runtime == "" {
-		rf.runtime = "script"
+	if sel := rf.runtimes.Selected(cmd.Flags()); sel != "" && rf.runtime == "" {
+		rf.runtime = sel // --script implies --runtime script
 	}
 	if rf.sandbox != "" && rf.sandbox != "local" && rf.sandbox != "docker" && rf.sandbox != kubernetes.Name {
 		return nil, usageError{fmt.Errorf("--sandbox %q: want local, docker or kubernetes", rf.sandbox)}
@@ -224,21 +137,12 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 			return nil, usageError{fmt.Errorf("--runtime: %w", err)}
 		}
 	}
-	if rf.script != "" {
-		if err := checkScriptFlag(rf.script); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	nativeOpts, nativeGiven, err := rf.native.options(cmd.Flags())
-	if err != nil {
-		return nil, usageError{err}
-	}
-	claudeOpts, claudeModel, claudeGiven, err := rf.claude.options(cmd.Flags(), nativeOpts)
+	flags, err := rf.runtimes.Parse(cmd.Flags())
 	if err != nil {
 		return nil, usageError{err}
 	}
 	if rf.runtime != "" {
-		if err := checkRuntimeFlags(rf.runtime, nativeGiven, claudeGiven); err != nil {
+		if err := flags.Check(rf.runtime); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -258,10 +162,9 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	pr := env.Progress()
 	rep, err := runpkg.Run(cmd.Context(), runpkg.Request{
 		Options: runpkg.Options{
-			Runtime: rf.runtime, Script: rf.script, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
+			Runtime: rf.runtime, Sandbox: rf.sandbox, TargetRepo: rf.targetRepo,
 			Workspace: env.Workspace, RunsDir: runsDir, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
-			Prompt: rf.prompt, Resume: rf.resume, RuntimeOptions: nativeOpts, Getenv: env.Getenv,
-			ClaudeBinary: rf.claude.binary, ClaudeOptions: claudeOpts, Model: claudeModel, Images: rf.native.images,
+			Prompt: rf.prompt, Resume: rf.resume, RuntimeFlags: flags.Settings, Getenv: env.Getenv,
 			Trust: td,
 		},
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {
@@ -270,7 +173,7 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 		LoadConfig: env.loadConfigFrom,
 		// The runtime flags against the plan's runtime.
 		CheckPlan: func(p *runpkg.Plan) error {
-			if err := checkRuntimeFlags(p.Runtime, nativeGiven, claudeGiven); err != nil {
+			if err := flags.Check(p.Runtime); err != nil {
 				return usageError{err}
 			}
 			return nil

@@ -316,7 +316,7 @@ func TestRunNativeFlagErrors(t *testing.T) {
 		{[]string{"--runtime", "native", "--model", " "}, 2, "--model: empty value"},
 		{[]string{"--model", "x", "--max-turns", "3"}, 2, `--model, --max-turns: only for the native runtime (runtime is "script")`},
 		{[]string{"--runtime", "native", "--resume", "../x"}, 2, "--resume: run id"},
-		{[]string{"--image", "shot.png"}, 2, `--image: prompt image refused: only for the native runtime (runtime is "script")`},
+		{[]string{"--image", "shot.png"}, 2, `--image: only for the native runtime (runtime is "script")`},
 		{[]string{"--runtime", "claude", "--image", "shot.png"}, 2, `--image: only for the native runtime (runtime is "claude")`},
 		{[]string{"--runtime", "native", "--image", " "}, 2, "--image: empty value"},
 		{[]string{"--runtime", "native", "--model", "m", "--model-auth", "none", "--image", helloHarness}, 2, "inside the target repository, and there is none"},
@@ -446,7 +446,7 @@ func TestRunNativeImage(t *testing.T) {
 	if err != nil || !strings.Contains(string(tr), `"file":"images/prompt-1.png"`) || strings.Contains(string(tr), `"data":"iVBOR`) {
 		t.Errorf("transcript (%v):\n%s", err, tr)
 	}
-	if c := rep.Capabilities; c == nil || c.Model == nil || c.Model.Model != "test-model" || len(c.Tools) == 0 || slices.Contains(c.Tools, native.ToolWebFetch) {
+	if c := rep.Capabilities; c == nil || c.Model == nil || c.Model.(map[string]any)["model"] != "test-model" || len(c.Tools) == 0 || slices.Contains(c.Tools, native.ToolWebFetch) {
 		t.Errorf("capabilities %+v", c)
 	}
 }

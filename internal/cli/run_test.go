@@ -154,7 +154,7 @@ func TestRunExitStatus(t *testing.T) {
 		t.Errorf("--sandbox vm: exit %d, want 2", code)
 	}
 	code, _, errs = runCLI(t, "--workspace", ws, "run", "--runtime", "claude", "--script", script, filepath.Join("..", "..", "examples", "hello", "harness.yaml"))
-	if code != 1 || !strings.Contains(errs, "--script is only for the script runtime") {
+	if code != 2 || !strings.Contains(errs, `--script: only for the script runtime (runtime is "claude")`) {
 		t.Errorf("--script with claude: exit %d %q", code, errs)
 	}
 }

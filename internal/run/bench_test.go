@@ -59,7 +59,7 @@ func BenchmarkRunOverheadCode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := run.NewPlan(res, cfg, run.Options{Runtime: "script", Script: scriptFile, Sandbox: "local",
+		p, err := run.NewPlan(res, cfg, run.Options{Runtime: "script", RuntimeFlags: scriptFlags(scriptFile), Sandbox: "local",
 			TargetRepo: repo, Cwd: ws, Workspace: ws, FullsendDir: root, ResolveTime: time.Since(start),
 			Getenv: func(k string) string { return env[k] }})
 		if err != nil {

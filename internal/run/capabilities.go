@@ -11,29 +11,30 @@ import (
 	"sort"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
 )
 
 // CapabilitySnapshot is report.json's "capabilities": what the agent was
 // given. Tools, subagent profiles, the loop limits and the model endpoint
-// are known for the native runtime only (its loop reports them); the
+// are known for runtimes that report them (runtime.OfferReporter: the
+// native loop); the
 // backend, the sandbox limits and the skills for every runtime.
 type CapabilitySnapshot struct {
-	Runtime          string                `json:"runtime"`
-	Backend          string                `json:"backend"`
-	Tools            []string              `json:"tools,omitempty"`
-	SubagentProfiles []string              `json:"subagent_profiles,omitempty"`
-	Limits           CapabilityLimits      `json:"limits"`
-	Model            *native.ModelEndpoint `json:"model,omitempty"`
-	Skills           []SkillDigest         `json:"skills"`
+	Runtime          string           `json:"runtime"`
+	Backend          string           `json:"backend"`
+	Tools            []string         `json:"tools,omitempty"`
+	SubagentProfiles []string         `json:"subagent_profiles,omitempty"`
+	Limits           CapabilityLimits `json:"limits"`
+	Model            any              `json:"model,omitempty"` // the runtime's model endpoint (runtime.Offered)
+	Skills           []SkillDigest    `json:"skills"`
 }
 
 // CapabilityLimits are the bounds in force: the agent's wall time
 // (timeout_minutes), the native loop's limits and the sandbox limits.
 type CapabilityLimits struct {
-	WallTimeMS int64          `json:"wall_time_ms"`
-	Native     *native.Limits `json:"native,omitempty"`
-	Sandbox    config.Limits  `json:"sandbox"`
+	WallTimeMS int64         `json:"wall_time_ms"`
+	Native     any           `json:"native,omitempty"` // the runtime's loop limits (runtime.Offered)
+	Sandbox    config.Limits `json:"sandbox"`
 }
 
 // SkillDigest names an uploaded skill and the digest of its files:
@@ -62,21 +63,20 @@ func (x *execution) baseCapabilities() error {
 	return nil
 }
 
-// runtimeCapabilities adds what a native loop offered.
+// runtimeCapabilities adds what the runtime's last Run offered
+// (runtime.OfferReporter: the native loop's tools, model and limits).
 func (x *execution) runtimeCapabilities() {
-	sn, ok := x.rt.(interface {
-		Snapshot() (native.Snapshot, bool)
-	})
+	or, ok := x.rt.(runtime.OfferReporter)
 	if !ok || x.report.Capabilities == nil {
 		return
 	}
-	s, ok := sn.Snapshot()
+	s, ok := or.Offered()
 	if !ok {
 		return
 	}
 	c := x.report.Capabilities
-	c.Tools, c.SubagentProfiles, c.Model = s.Tools, s.SubagentProfiles, &s.Model
-	c.Limits.Native = &s.Limits
+	c.Tools, c.SubagentProfiles, c.Model = s.Tools, s.SubagentProfiles, s.Model
+	c.Limits.Native = s.Limits
 }
 
 // dirDigest is SkillDigest's digest of dir.

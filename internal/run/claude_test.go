@@ -45,12 +45,12 @@ func TestPlanClaudeCLI(t *testing.T) {
 	f.cfg.Runtimes.Claude.MaxTurns = 40
 	f.cfg.Runtimes.Claude.PermissionMode = "acceptEdits"
 	f.cfg.Runtimes.Claude.Effort = "low"
-	p, err := f.planKeep(claudeHarness, run.Options{ClaudeOptions: map[string]string{claude.OptPermissionMode: "plan"}, Model: "opus-x"})
+	p, err := f.planKeep(claudeHarness, run.Options{RuntimeFlags: claudeFlags(claude.Config{PermissionMode: "plan"}, "", "opus-x")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Claude == nil || p.Claude.Host != bin {
-		t.Fatalf("claude install %+v", p.Claude)
+	if installOf(p) == nil || installOf(p).Host != bin {
+		t.Fatalf("claude install %+v", p.Install)
 	}
 	found := false
 	for _, m := range p.Spec.Mounts {
@@ -62,21 +62,21 @@ func TestPlanClaudeCLI(t *testing.T) {
 		t.Errorf("mounts %+v lack the CLI", p.Spec.Mounts)
 	}
 	want := map[string]string{claude.OptBinary: claude.SandboxBinary, claude.OptMaxTurns: "40", claude.OptPermissionMode: "plan", claude.OptEffort: "medium"}
-	if fmt.Sprint(p.RunOptions) != fmt.Sprint(want) || p.Model != "opus-x" {
-		t.Errorf("run options %v model %q, want %v", p.RunOptions, p.Model, want)
+	if fmt.Sprint(p.RunOptions()) != fmt.Sprint(want) || p.Model != "opus-x" {
+		t.Errorf("run options %v model %q, want %v", p.RunOptions(), p.Model, want)
 	}
 
 	// --claude-binary wins over the config.
 	other := fakeCLI(t)
-	p, err = f.planKeep(claudeHarness, run.Options{ClaudeBinary: other})
-	if err != nil || p.Claude.Host != other {
-		t.Fatalf("--claude-binary: %+v %v", p.Claude, err)
+	p, err = f.planKeep(claudeHarness, run.Options{RuntimeFlags: claudeFlags(claude.Config{}, other, "")})
+	if err != nil || installOf(p).Host != other {
+		t.Fatalf("--claude-binary: %+v %v", p.Install, err)
 	}
 
 	// docker: no mount, a note.
 	p, err = f.planKeep(claudeHarness, run.Options{Sandbox: "docker"})
-	if err != nil || p.Claude != nil || !strings.Contains(strings.Join(p.Notes, "\n"), "runs the Claude Code CLI installed in the sandbox image") {
-		t.Fatalf("docker: %+v %v %q", p.Claude, err, p.Notes)
+	if err != nil || p.Install != nil || !strings.Contains(strings.Join(p.Notes, "\n"), "runs the Claude Code CLI installed in the sandbox image") {
+		t.Fatalf("docker: %+v %v %q", p.Install, err, p.Notes)
 	}
 
 	// Not found: planning succeeds, the run stops before provisioning.
@@ -230,4 +230,10 @@ func TestTimeoutStopsAndTearsDown(t *testing.T) {
 	if took > 3*time.Second+run.TimeoutGrace+20*time.Second { // a hang guard, not a speed figure
 		t.Errorf("run took %s", took)
 	}
+}
+
+// installOf is the claude runtime's CLI install of a plan (nil: none).
+func installOf(p *run.Plan) *claude.Install {
+	in, _ := p.Install.(*claude.Install)
+	return in
 }

@@ -123,7 +123,7 @@ func testRunToTheAgentStep(t *testing.T, lib corpustest.Library) {
 				if err != nil {
 					t.Fatalf("resolve: %v", err)
 				}
-				p, err := run.NewPlan(res, cfg, run.Options{Runtime: "script", Script: scriptFile, Sandbox: "local",
+				p, err := run.NewPlan(res, cfg, run.Options{Runtime: "script", RuntimeFlags: scriptFlags(scriptFile), Sandbox: "local",
 					TargetRepo: "none", Cwd: ws, Workspace: ws, FullsendDir: root,
 					Getenv: func(k string) string { return env[k] }})
 				if err != nil {

@@ -34,8 +34,9 @@
 //
 //	preflight_check
 //	             validation_loop.preflight_check, `sh` on the host like a host
-//	             script (claude.go), log preflight_check.log; before it, a claude
-//	             CLI that cannot be found fails the run (Plan.CheckRuntime)
+//	             script (hostsvc.go), log preflight_check.log; before it, a runtime
+//	             that cannot run here (the claude CLI not found) fails the run
+//	             (Plan.CheckRuntime)
 //	pre_script   host, env.runner + FULLSEND_RUN_DIR/OUTPUT_DIR, log pre_script.log;
 //	             every host script runs in a fresh empty private directory, never
 //	             the run dir (whose output/ the agent wrote)
@@ -47,8 +48,9 @@
 //	             output-styles}/** and what they @import (scan.FollowImports; an
 //	             import leaving the repo is critical); the org AGENTS.md when it
 //	             will be injected; the agent definition and every skill and plugin
-//	             file (origin remote for cached remote skills); claude runtime: the
-//	             repo's Claude settings and .mcp.json (claudesettings.go)
+//	             file (origin remote for cached remote skills); a runtime.RepoChecker's
+//	             findings on the repo's settings for its agent CLI (claude:
+//	             .claude/settings*.json, agents, .mcp.json; reposettings.go)
 //	fetch_service
 //	             allow_runtime_fetch only: package fetchsvc on loopback; its
 //	             address joins Spec.Network.Services, FULLSEND_FETCH_URL/TOKEN
@@ -199,21 +201,30 @@
 // validation_script.N.log, fetch.log (runtime fetch) and output/ (the sandbox's /sandbox/output after
 // the last iteration).
 //
-// # Native runtime wiring
+// # Runtime boundary
 //
-// For --runtime native the plan passes the command-line model options
-// through (RunInput.Options; the runtime itself reads FULLSEND_MODEL_* on
-// the host), sets result_schema to validation_loop.schema,
-// allow_runtime_fetch, subagent_profiles and max_parallel_children (the
-// harness's native: settings, always explicit) and web_fetch (native.tools)
-// from the harness, images from --image (native_extra.go: png/jpeg/gif/webp
-// inside the target repository, else ErrImage, a usage error) and resume
-// for --resume, hands the runtime the backend's Provision with the run's
-// spec for child sessions (native.ChildSessioner), and drops
-// every env.sandbox entry carrying the model API key (bearer auth) before
-// the workspace .env is written. A missing or invalid result (an error
-// wrapping native.ErrResult) is not fatal: it is judged by the validation
-// step and retried with the errors as feedback, in the same conversation.
+// run knows a runtime only through package runtime: runtime.Runtime and
+// the optional capabilities declared there, each asserted once here. The
+// runtime's settings are its own typed runtime.Config: the CLI registers
+// and parses every runtime's flags (runtime.Flags, package builtin), the
+// plan's runtime turns its command-line settings and its harness fields
+// into the run's Config (runtime.Planner; runtime.TargetPlanner once the
+// target repository is known: the native runtime's --image files), and
+// the plan carries that value untouched (Plan.Settings, serialised as the
+// runtime_options it hands the runtime as RunInput.Options). The planner
+// also names what the run must do for the runtime: mounts and host
+// services (the claude CLI bound into a local sandbox), key secrets, the
+// env.sandbox entries it keeps out (the native model key), notes, and
+// whether it can run here at all (Plan.CheckRuntime). Before anything runs
+// a runtime.Preflighter may refuse the run (the native model settings and
+// endpoint); at bootstrap a runtime.ChildSessioner gets the backend's
+// Provision for child sessions, a runtime.WebFetcher the sandbox's egress
+// policy and the scan pipeline; a runtime.OfferReporter fills the report's
+// capabilities; a runtime.RepoChecker judges the repository's own settings
+// for its agent CLI; --resume needs a runtime.Resumer. A missing or invalid
+// result (an error wrapping runtime.ErrResult) is not fatal: it is judged
+// by the validation step and retried with the errors as feedback, in the
+// same conversation.
 // Each Outcome counts one iteration; the report sums them. web_fetch gets
 // the sandbox's egress policy (plan network allowlist, SandboxOptions'
 // private networks and resolver) and the run's scan pipeline: fetched text

@@ -72,7 +72,7 @@ func TestRunCheckOrder(t *testing.T) {
 	}
 	errCheck, errDir, errSandbox := errors.New("check refused"), errors.New("no runs dir"), errors.New("no backend settings")
 	script := func(f *fixture) run.Options {
-		return run.Options{Runtime: "script", Script: filepath.Join(f.dir, "script.yaml")}
+		return run.Options{Runtime: "script", RuntimeFlags: scriptFlags(filepath.Join(f.dir, "script.yaml"))}
 	}
 	for _, tc := range []struct {
 		name    string

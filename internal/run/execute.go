@@ -22,7 +22,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/backends"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -106,8 +105,8 @@ type execution struct {
 	evMu   sync.Mutex
 	events *os.File
 
-	// claude.go: the host services forwarder, the current iteration and
-	// tool names by call id (for verdict findings).
+	// hostsvc.go: the host services forwarder; verdict.go: the current
+	// iteration and tool names by call id (for verdict findings).
 	stopHostServices func()
 	timedOut         bool
 	broker           *secrets.Broker // secrets.go; nil without secrets
@@ -206,7 +205,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 	var resumeNote string
 	resumes := 0
 	if p.Resume != "" {
-		if resumes, resumeNote, err = prepareResume(rd, id, p.SHA256); err != nil {
+		if resumes, resumeNote, err = prepareResume(rd, id, p.SHA256, p.Runtime); err != nil {
 			return nil, err
 		}
 	}
@@ -492,9 +491,10 @@ func (x *execution) hostScan(ctx context.Context) error {
 	if err := x.judgeImports(pl, files, refusedImports, &firstBlock); err != nil {
 		return err
 	}
-	// The repository's Claude Code settings: refused keys block whatever
-	// the fail mode (the runtime refuses them again in the sandbox).
-	cs, err := p.claudeSettingsFindings()
+	// The repository's own settings for the runtime's agent CLI (claude:
+	// .claude/settings*.json): refused keys block whatever the fail mode
+	// (the runtime refuses them again in the sandbox).
+	cs, err := p.repoSettingsFindings()
 	if err != nil {
 		return err
 	}
@@ -603,7 +603,7 @@ func (x *execution) bootstrap(ctx context.Context) error {
 		}
 	}
 	x.rt = rt
-	if cs, ok := rt.(native.ChildSessioner); ok && x.backend != nil {
+	if cs, ok := rt.(runtime.ChildSessioner); ok && x.backend != nil {
 		cs.SetChildSessions(x.provisionChild)
 	}
 	if err := x.configureWeb(); err != nil {
@@ -711,7 +711,7 @@ func firstLine(bufs ...[]byte) string {
 
 // onEvent appends a runtime event to events.jsonl and counts errors.
 func (x *execution) onEvent(e runtime.Event) {
-	if e.Kind == runtime.EventInfo && e.Name == native.InfoEndpointChanged {
+	if e.Kind == runtime.EventInfo && e.Name == runtime.InfoEndpointChanged {
 		// A resumed transcript recorded another endpoint: a note of the
 		// report, shown even with --quiet.
 		x.note(e.Text)
@@ -834,19 +834,9 @@ func (x *execution) agentEnv() map[string]string {
 	return env
 }
 
-// agentOptions are the runtime's RunInput options (the native runtime
-// also gets the result schema).
-func (x *execution) agentOptions() map[string]string {
-	p := x.plan
-	opts := map[string]string{}
-	for k, v := range p.RunOptions {
-		opts[k] = v
-	}
-	if p.Runtime == native.Name && p.Schema != "" {
-		opts[native.OptResultSchema] = p.Schema
-	}
-	return opts
-}
+// agentOptions are the runtime's RunInput options: its settings in its
+// own encoding.
+func (x *execution) agentOptions() map[string]string { return x.plan.RunOptions() }
 
 // runAgent runs iteration i of the agent as phase agent[i], within actx
 // (the agent loop's wall time), recording its exit code and stop reason
@@ -862,13 +852,6 @@ func (x *execution) runAgent(ctx, actx context.Context, i int, feedback string, 
 				return err
 			}
 		}
-		iterOpts := opts
-		if i > 1 && opts[native.OptResume] != "" {
-			// Only the first iteration resumes the killed loop; later
-			// ones continue it with the validation feedback.
-			iterOpts = maps.Clone(opts)
-			delete(iterOpts, native.OptResume)
-		}
 		iterEnv := env
 		if tp := trace.Traceparent(actx); tp != "" {
 			// An agent CLI's own telemetry joins the run's trace.
@@ -878,7 +861,7 @@ func (x *execution) runAgent(ctx, actx context.Context, i int, feedback string, 
 		in := runtime.RunInput{
 			AgentName: p.AgentName, Prompt: p.Prompt, Model: p.Model, Iteration: i, Feedback: feedback,
 			ResultPath: p.ResultPath(), ResultSchema: p.Schema, WorkDir: p.RepoDir(), Env: iterEnv, RunDir: x.dir,
-			Options: iterOpts, Events: x.onEvent, Timeout: time.Until(deadline), FetchedSkills: x.fetched.skills(),
+			Options: maps.Clone(opts), Events: x.onEvent, Timeout: time.Until(deadline), FetchedSkills: x.fetched.skills(),
 		}
 		out, err := x.rt.Run(actx, x.sess, in)
 		x.runtimeCapabilities()
@@ -894,7 +877,7 @@ func (x *execution) runAgent(ctx, actx context.Context, i int, feedback string, 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if errors.Is(err, native.ErrResult) {
+		if errors.Is(err, runtime.ErrResult) {
 			return nil // judged by validation below
 		}
 		if err != nil || out.ExitCode != 0 {

@@ -157,8 +157,8 @@ func (f *fixture) getenv(k string) string { return f.env[k] }
 // lookup from Cwd).
 func (f *fixture) plan(harnessYAML string, o run.Options) (*run.Plan, error) {
 	f.t.Helper()
-	if o.Runtime == "" && o.Script == "" {
-		o.Runtime, o.Script = "script", filepath.Join(f.dir, "script.yaml")
+	if o.Runtime == "" && o.RuntimeFlags == nil {
+		o.Runtime, o.RuntimeFlags = "script", scriptFlags(filepath.Join(f.dir, "script.yaml"))
 	}
 	return f.planKeep(harnessYAML, o)
 }

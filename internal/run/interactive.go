@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -44,9 +43,9 @@ func (a *Agent) Count(o *runtime.Outcome) {
 }
 
 // CheckImage resolves an image path (relative to the caller's working
-// directory) as `run --image` does: a png, jpeg, gif or webp regular file
-// of at most native.MaxImageBytes inside the target repository. The error
-// wraps ErrImage.
+// directory) as `run --image` does (runtime.ImageChecker: the native
+// runtime takes a png, jpeg, gif or webp regular file of at most 5 MiB)
+// inside the target repository. The error wraps ErrImage.
 func (a *Agent) CheckImage(img string) (string, error) {
 	p := a.x.plan
 	if p.TargetRepo == "" {
@@ -60,7 +59,11 @@ func (a *Agent) CheckImage(img string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrImage, err)
 	}
-	real, err := p.checkImage(img, cwd, repo)
+	ic, ok := a.x.rt.(runtime.ImageChecker)
+	if !ok {
+		return "", fmt.Errorf("%w: the %s runtime takes no images", ErrImage, p.Runtime)
+	}
+	real, err := ic.CheckImage(img, cwd, repo, p.ExcludeFromRepo)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrImage, err)
 	}
@@ -72,7 +75,7 @@ func (x *execution) interactive(ctx context.Context) error {
 	p := x.plan
 	a := &Agent{Runtime: x.rt, Session: x.sess, RunDir: x.dir, x: x, Input: runtime.RunInput{
 		AgentName: p.AgentName, Model: p.Model, Iteration: 1, WorkDir: p.RepoDir(), Env: x.agentEnv(),
-		Options: maps.Clone(p.RunOptions), Events: x.onEvent, Timeout: p.WallTime,
+		Options: p.RunOptions(), Events: x.onEvent, Timeout: p.WallTime,
 	}}
 	if a.Input.Options == nil {
 		a.Input.Options = map[string]string{}

@@ -39,14 +39,14 @@ func TestPlanNativeOptions(t *testing.T) {
 	f.cfg.AllowedRemoteResources = []string{"https://example.com/"}
 	h := baseHarness + "allowed_remote_resources:\n  - https://example.com/org/lib/\nallow_runtime_fetch: true\n"
 	p, err := f.planKeep(h, run.Options{Runtime: "native", Resume: "20260101T000000.000Z-abcdef",
-		RuntimeOptions: map[string]string{"model": "m", "max_turns": "7"}})
+		RuntimeFlags: nativeFlags(native.Config{Model: "m", MaxTurns: 7})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"model": "m", "max_turns": "7", "resume": "true", "allow_runtime_fetch": "true",
 		"subagent_profiles": "default", "max_parallel_children": "1"}
-	if !reflect.DeepEqual(p.RunOptions, want) {
-		t.Errorf("RunOptions = %v, want %v", p.RunOptions, want)
+	if !reflect.DeepEqual(p.RunOptions(), want) {
+		t.Errorf("RunOptions = %v, want %v", p.RunOptions(), want)
 	}
 	// The harness's native: settings reach the runtime; an empty profile
 	// list offers no delegate_task.
@@ -58,7 +58,7 @@ func TestPlanNativeOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := [2]string{p.RunOptions["subagent_profiles"], p.RunOptions["max_parallel_children"]}; got != want {
+		if got := [2]string{p.RunOptions()["subagent_profiles"], p.RunOptions()["max_parallel_children"]}; got != want {
 			t.Errorf("%q: options %v, want %v", native, got, want)
 		}
 	}
@@ -131,7 +131,7 @@ func TestPlanNativeDropsModelKey(t *testing.T) {
 	f := newFixture(t)
 	f.env["MY_KEY"] = "sk-test-0123456789"
 	h := baseHarness + "env:\n  sandbox:\n    LEAK: \"Bearer ${MY_KEY}\"\n    MY_KEY: other\n    KEEP: plain\n"
-	p, err := f.planKeep(h, run.Options{Runtime: "native", RuntimeOptions: map[string]string{"key_env": "MY_KEY"}})
+	p, err := f.planKeep(h, run.Options{Runtime: "native", RuntimeFlags: nativeFlags(native.Config{KeyEnv: "MY_KEY"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +142,15 @@ func TestPlanNativeDropsModelKey(t *testing.T) {
 		t.Errorf("notes = %q", notes)
 	}
 	for _, o := range []run.Options{
-		{Runtime: "script", Script: filepath.Join(f.dir, "script.yaml")},
-		{Runtime: "native", RuntimeOptions: map[string]string{"key_env": "MY_KEY", "auth": "none"}},
+		{Runtime: "script", RuntimeFlags: scriptFlags(filepath.Join(f.dir, "script.yaml"))},
+		{Runtime: "native", RuntimeFlags: nativeFlags(native.Config{KeyEnv: "MY_KEY", Auth: "none"})},
 	} {
 		p, err := f.planKeep(h, o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(p.SandboxEnv) != 3 {
-			t.Errorf("%s %v: SandboxEnv = %v", o.Runtime, o.RuntimeOptions, p.SandboxEnv)
+			t.Errorf("%s %v: SandboxEnv = %v", o.Runtime, o.RuntimeFlags, p.SandboxEnv)
 		}
 	}
 }
@@ -238,27 +238,26 @@ func TestPlanImages(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(repo, "link.png")); err != nil {
 		t.Fatal(err)
 	}
-	p, err := f.planKeep(baseHarness, run.Options{Runtime: "native", Cwd: repo, Images: []string{"docs/shot.png"}})
+	p, err := f.planKeep(baseHarness, run.Options{Runtime: "native", Cwd: repo, RuntimeFlags: nativeFlags(native.Config{Images: []string{"docs/shot.png"}})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.RunOptions["images"]; got != filepath.Join(repo, "docs", "shot.png") {
+	if got := p.RunOptions()["images"]; got != filepath.Join(repo, "docs", "shot.png") {
 		t.Errorf("images option %q", got)
 	}
 	for _, tc := range []struct {
 		o    run.Options
 		want string
 	}{
-		{run.Options{Runtime: "native", Cwd: repo, Images: []string{outside}}, "outside the target repository"},
-		{run.Options{Runtime: "native", Cwd: repo, Images: []string{"link.png"}}, "outside the target repository"},
-		{run.Options{Runtime: "native", Cwd: repo, Images: []string{"notes.txt"}}, "is not png, jpeg, gif or webp"},
-		{run.Options{Runtime: "native", Cwd: repo, Images: []string{"missing.png"}}, "no such file"},
-		{run.Options{Runtime: "claude", Cwd: repo, Images: []string{"docs/shot.png"}}, "only for the native runtime"},
-		{run.Options{Runtime: "native", Cwd: repo, TargetRepo: "none", Images: []string{outside}}, "there is none"},
+		{run.Options{Runtime: "native", Cwd: repo, RuntimeFlags: nativeFlags(native.Config{Images: []string{outside}})}, "outside the target repository"},
+		{run.Options{Runtime: "native", Cwd: repo, RuntimeFlags: nativeFlags(native.Config{Images: []string{"link.png"}})}, "outside the target repository"},
+		{run.Options{Runtime: "native", Cwd: repo, RuntimeFlags: nativeFlags(native.Config{Images: []string{"notes.txt"}})}, "is not png, jpeg, gif or webp"},
+		{run.Options{Runtime: "native", Cwd: repo, RuntimeFlags: nativeFlags(native.Config{Images: []string{"missing.png"}})}, "no such file"},
+		{run.Options{Runtime: "native", Cwd: repo, TargetRepo: "none", RuntimeFlags: nativeFlags(native.Config{Images: []string{outside}})}, "there is none"},
 	} {
 		_, err := f.planKeep(baseHarness, tc.o)
 		if !errors.Is(err, run.ErrImage) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v, want %q", tc.o.Images, err, tc.want)
+			t.Errorf("%+v: %v, want %q", tc.o.RuntimeFlags[native.Name], err, tc.want)
 		}
 	}
 }
@@ -292,8 +291,8 @@ func TestNativeWebFetchAndCapabilities(t *testing.T) {
 	repo := f.newRepo(map[string]string{"shot.png": tinyPNG})
 	f.write("policies/web.yaml", "version: 1\nnetwork_policies:\n  docs:\n    name: docs\n    endpoints:\n      - {host: docs.test, port: "+port+"}\n")
 	h := "agent: agents/tester.md\npolicy: policies/web.yaml\nskills: [skills/alpha]\nruntime: native\ntimeout_minutes: 5\nnative:\n  tools: [web_fetch]\n"
-	p, err := f.planKeep(h, run.Options{Runtime: "native", Cwd: repo, Images: []string{"shot.png"}, RuntimeOptions: map[string]string{
-		"api": "openai", "base_url": srv.URL + "/v1", "model": "m", "auth": "bearer", "key_env": "FS_CAP_TEST_KEY"}})
+	p, err := f.planKeep(h, run.Options{Runtime: "native", Cwd: repo, RuntimeFlags: nativeFlags(native.Config{Images: []string{"shot.png"},
+		API: "openai", BaseURL: srv.URL + "/v1", Model: "m", Auth: "bearer", KeyEnv: "FS_CAP_TEST_KEY"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,8 +339,12 @@ func TestNativeWebFetchAndCapabilities(t *testing.T) {
 		t.Errorf("raw response: %v", err)
 	}
 	c := rep.Capabilities
+	var m *native.ModelEndpoint
+	if c != nil {
+		m, _ = c.Model.(*native.ModelEndpoint)
+	}
 	if c == nil || c.Runtime != "native" || c.Backend != "local" || !slices.Contains(c.Tools, native.ToolWebFetch) ||
-		c.Model == nil || c.Model.BaseURL != srv.URL+"/v1" || c.Model.KeyEnv != "FS_CAP_TEST_KEY" || c.Limits.Native == nil ||
+		m == nil || m.BaseURL != srv.URL+"/v1" || m.KeyEnv != "FS_CAP_TEST_KEY" || c.Limits.Native == nil ||
 		c.Limits.WallTimeMS != 5*60*1000 || len(c.Skills) != 1 || !strings.HasPrefix(c.Skills[0].Digest, "sha256:") {
 		t.Fatalf("capabilities %+v", c)
 	}

@@ -3,6 +3,7 @@ package run
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,18 +12,15 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 	"github.com/fullsend-ai/fullsend/internal/harness"
-	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
-	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 	"github.com/fullsend-ai/fullsend/internal/trust"
@@ -48,16 +46,10 @@ const (
 	DefaultWallTime = 60 * time.Minute
 )
 
-// ScriptSuffix names the default script of the script runtime: for a
-// harness file H.yaml it is H.script.yaml beside it (e.g.
-// examples/hello/harness.script.yaml), used when --script is not given.
-const ScriptSuffix = ".script.yaml"
-
 // Options are the run settings that do not come from the harness or the
 // config (command-line flags and the caller's environment).
 type Options struct {
 	Runtime string // --runtime; "" = harness runtime:, config runtime:, DefaultRuntime
-	Script  string // --script: host path of the script runtime's file
 	Sandbox string // --sandbox; "" = config sandbox.backend, "local"
 	// TargetRepo is the repository the agent works on; "" = the git
 	// repository containing Cwd; none = an empty working directory.
@@ -76,26 +68,16 @@ type Options struct {
 	// findings log lives there). "" = none.
 	CacheDir string
 	Prompt   string // --prompt; "" = a default naming the agent
-	Resume   string // --resume RUN_ID (native runtime)
-	// RuntimeOptions are extra RunInput.Options (runtime specific).
-	RuntimeOptions map[string]string
-	// ClaudeBinary is --claude-binary: the runner's Claude Code CLI (a host
-	// path or a command on PATH); "" = config runtimes.claude.binary, then
-	// claude on PATH (claude.go).
-	ClaudeBinary string
-	// ClaudeOptions are the claude runtime's RunInput.Options from the
-	// command line (they replace RuntimeOptions when the runtime is
-	// claude), and Model its --model (overrides the harness model:).
-	ClaudeOptions map[string]string
-	Model         string
+	Resume   string // --resume RUN_ID (a runtime.Resumer's run)
+	// RuntimeFlags are each runtime's settings from the command line, by
+	// runtime name (its runtime.Flags' Parse); the plan's runtime's are
+	// handed to its runtime.Planner.
+	RuntimeFlags map[string]runtime.Config
 	// Getenv reads the runner's environment (${VAR} expansion, host
 	// scripts). Default os.Getenv.
 	Getenv func(string) string
 	// ResolveTime is how long resolution took (recorded in the report).
 	ResolveTime time.Duration
-	// Images are --image files (native runtime): inside the target
-	// repository, png/jpeg/gif/webp, attached to the first user message.
-	Images []string
 	// Trust is the command's trust decision (nil: FullsendDir is trusted).
 	Trust *trust.Decision
 }
@@ -122,16 +104,44 @@ type HostFile struct {
 // Plan is everything a run will do, computed without side effects from
 // the resolved harness, the config and the options: Plan reads files (the
 // policy, profiles, frontmatter, host file existence) but writes nothing,
-// starts nothing and never touches a sandbox.
+// starts nothing and never touches a sandbox. It is the serialisable
+// PlanRecord plus what lives only in memory: the environment values
+// (which may hold secrets), the scan options, the resolved harness and
+// config. A Plan serialises as its PlanRecord alone, so a field added
+// here never reaches JSON.
 type Plan struct {
-	Source     string            `json:"source"` // harness source (path or URL)
-	SHA256     string            `json:"sha256"`
-	GraphHash  string            `json:"graph_hash"`
-	Forge      string            `json:"forge,omitempty"`
-	Runtime    string            `json:"runtime"`
-	RunOptions map[string]string `json:"runtime_options,omitempty"`
-	Backend    string            `json:"sandbox"`
-	Spec       sandbox.Spec      `json:"spec"`
+	PlanRecord
+
+	SandboxEnv map[string]string // env.sandbox, expanded (may hold secrets)
+	RunnerEnv  map[string]string // env.runner, expanded (may hold secrets)
+	Scan       scan.Options      // the scan pipeline's options (Getenv, acceptances)
+	CacheDir   string
+	// ResolveTime is how long resolution took (the report's resolve phase).
+	ResolveTime time.Duration
+	// Harness and Config are the resolved harness and the org config
+	// (the runtime fetch service needs them).
+	Harness    *harness.Harness
+	Config     *config.Config
+	runtimeErr error
+	// planned is the runtime's part of the plan (planRuntime), applied
+	// at the steps it concerns.
+	planned *runtime.PlanOutput
+}
+
+// MarshalJSON writes the PlanRecord only.
+func (p Plan) MarshalJSON() ([]byte, error) { return json.Marshal(p.PlanRecord) }
+
+// PlanRecord is the serialisable part of a Plan: no secret, nothing only
+// the running process can use.
+type PlanRecord struct {
+	Source    string       `json:"source"` // harness source (path or URL)
+	SHA256    string       `json:"sha256"`
+	GraphHash string       `json:"graph_hash"`
+	Forge     string       `json:"forge,omitempty"`
+	Runtime   string       `json:"runtime"`
+	Settings  *Settings    `json:"runtime_options,omitempty"`
+	Backend   string       `json:"sandbox"`
+	Spec      sandbox.Spec `json:"spec"`
 
 	AgentName string `json:"agent_name"`
 	Model     string `json:"model,omitempty"`
@@ -145,10 +155,8 @@ type Plan struct {
 	// TrustRepoSettings is security.trust_repo_settings (claude runtime).
 	TrustRepoSettings bool `json:"trust_repo_settings,omitempty"`
 
-	SandboxEnv map[string]string `json:"-"` // env.sandbox, expanded (may hold secrets)
 	// Secrets are the names of the org secrets the run gets (secrets.go).
-	Secrets   []string          `json:"secrets,omitempty"`
-	RunnerEnv map[string]string `json:"-"` // env.runner, expanded
+	Secrets []string `json:"secrets,omitempty"`
 
 	PreScript        string        `json:"pre_script,omitempty"`
 	PostScript       string        `json:"post_script,omitempty"`
@@ -169,37 +177,54 @@ type Plan struct {
 	// directories and the cache when they live in the repository).
 	ExcludeFromRepo []string `json:"exclude_from_repo,omitempty"`
 
-	Scan     scan.Options `json:"-"`
-	FailMode string       `json:"fail_mode"`
+	FailMode string `json:"fail_mode"`
 
-	Prompt      string        `json:"prompt"`
-	Resume      string        `json:"resume,omitempty"`
-	RunsDir     string        `json:"runs_dir"`
-	CacheDir    string        `json:"-"`
-	ResolveTime time.Duration `json:"-"`
-	AllowFetch  bool          `json:"allow_runtime_fetch,omitempty"`
-	// Harness and Config are the resolved harness and the org config
-	// (the runtime fetch service needs them).
-	Harness *harness.Harness `json:"-"`
-	Config  *config.Config   `json:"-"`
-	Notes   []string         `json:"notes,omitempty"`
+	Prompt     string   `json:"prompt"`
+	Resume     string   `json:"resume,omitempty"`
+	RunsDir    string   `json:"runs_dir"`
+	AllowFetch bool     `json:"allow_runtime_fetch,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
 	// Downgrades are the notes that say an enforcement is weaker than the
 	// harness asked for (also in Notes); Execute prints them as warnings
 	// before anything runs (downgrade.go).
 	Downgrades []string `json:"downgrades,omitempty"`
 
-	// Claude is how the claude runtime's CLI enters the sandbox (local
-	// backend); HostServices are the runner-host endpoints the sandbox
-	// reaches at the same address; ProvisionTimeout is the harness's
+	// Install is what of the runner host the runtime uses in the sandbox
+	// (the claude runtime's CLI on the local backend: runtime.PlanOutput;
+	// serialised as "claude", the one runtime that has one);
+	// HostServices are the runner-host endpoints the sandbox reaches at
+	// the same address; ProvisionTimeout is the harness's
 	// sandbox_timeout_seconds; PreflightCheck its
-	// validation_loop.preflight_check (claude.go).
-	Claude           *claude.Install `json:"claude,omitempty"`
-	HostServices     []HostService   `json:"host_services,omitempty"`
-	ProvisionTimeout time.Duration   `json:"provision_timeout,omitempty"`
-	PreflightCheck   string          `json:"preflight_check,omitempty"`
+	// validation_loop.preflight_check (hostsvc.go).
+	Install          any           `json:"claude,omitempty"`
+	HostServices     []HostService `json:"host_services,omitempty"`
+	ProvisionTimeout time.Duration `json:"provision_timeout,omitempty"`
+	PreflightCheck   string        `json:"preflight_check,omitempty"`
 	// Trust is which layers the run trusted (report.json trust).
-	Trust      *trust.Info `json:"trust,omitempty"`
-	runtimeErr error
+	Trust *trust.Info `json:"trust,omitempty"`
+}
+
+// Settings are the runtime's typed settings of the run (its
+// runtime.Config), serialised as their RunInput options.
+type Settings struct{ runtime.Config }
+
+// MarshalJSON writes the settings as their options.
+func (s *Settings) MarshalJSON() ([]byte, error) { return json.Marshal(s.Options()) }
+
+// RuntimeConfig is the runtime's settings of the run (nil: none).
+func (p *Plan) RuntimeConfig() runtime.Config {
+	if p.Settings == nil {
+		return nil
+	}
+	return p.Settings.Config
+}
+
+// RunOptions are the runtime's settings as RunInput.Options (a fresh map).
+func (p *Plan) RunOptions() map[string]string {
+	if c := p.RuntimeConfig(); c != nil {
+		return c.Options()
+	}
+	return map[string]string{}
 }
 
 // RepoDir is the sandbox path of the agent's working directory.
@@ -233,19 +258,16 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 		return nil, err
 	}
 	h := res.Harness
-	p := &Plan{
+	p := &Plan{PlanRecord: PlanRecord{
 		Source: res.Source, SHA256: string(res.SHA256), Forge: h.AppliedForge,
-		RunsDir: o.runsDir(), CacheDir: o.CacheDir, Resume: o.Resume,
-		ReadonlyRepo: h.ReadonlyRepo, ResolveTime: o.ResolveTime, AllowFetch: h.AllowRuntimeFetch,
-		Harness: h, Config: cfg,
-	}
+		RunsDir: o.runsDir(), Resume: o.Resume, ReadonlyRepo: h.ReadonlyRepo, AllowFetch: h.AllowRuntimeFetch,
+	}, CacheDir: o.CacheDir, ResolveTime: o.ResolveTime, Harness: h, Config: cfg}
 	if res.Graph != nil {
 		p.GraphHash = GraphHash(res.Graph)
 	}
 	if err := p.planRuntime(res, cfg, o); err != nil {
 		return nil, err
 	}
-	p.planBackend(cfg, o)
 	if err := p.planAgent(h); err != nil {
 		return nil, err
 	}
@@ -264,17 +286,16 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	if err := p.narrowBySkillPolicies(res); err != nil {
 		return nil, err
 	}
-	// The agent CLI, host services, upstream run fields (claude.go).
-	if err := p.planAgentCLI(h, cfg, o); err != nil {
-		return nil, err
-	}
+	// The runtime's sandbox needs, host services, upstream run fields
+	// (hostsvc.go).
+	p.planAgentCLI(h, cfg)
 	if err := p.planSecrets(h, cfg); err != nil {
 		return nil, err
 	}
 	if err := p.planTarget(o); err != nil {
 		return nil, err
 	}
-	if err := p.planNative(h.Native.Tools, o); err != nil {
+	if err := p.planRuntimeTarget(o); err != nil {
 		return nil, err
 	}
 	p.planOrgAgentsMD(o)
@@ -307,8 +328,9 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // planRuntime picks the runtime (flag > harness > config > default) and
-// its RunInput options: the script runtime's file, the native runtime's
-// resume and runtime fetch.
+// lets it plan its settings (runtime.Planner) from its command-line
+// settings and the harness; their parts are applied at the steps they
+// concern (planEnv, planAgentCLI, planSecrets, planRuntimeTarget).
 func (p *Plan) planRuntime(res *resolve.Result, cfg *config.Config, o Options) error {
 	h := res.Harness
 	switch {
@@ -321,62 +343,61 @@ func (p *Plan) planRuntime(res *resolve.Result, cfg *config.Config, o Options) e
 	default:
 		p.Runtime = DefaultRuntime
 	}
-	p.RunOptions = map[string]string{}
-	for k, v := range o.RuntimeOptions {
-		p.RunOptions[k] = v
+	backend := p.planBackend(cfg, o)
+	p.planned = &runtime.PlanOutput{}
+	rt, err := builtin.Get(p.Runtime)
+	if err != nil {
+		return nil // an unknown runtime fails at bootstrap (CheckRuntimeName refuses it earlier)
 	}
-	if p.Runtime == "script" {
-		abs, err := scriptFile(res, o)
-		if err != nil {
-			return err
-		}
-		p.RunOptions["script"] = abs
-	} else if o.Script != "" {
-		return &PlanError{Field: "runtime", Err: fmt.Errorf("--script is only for the script runtime (runtime is %q)", p.Runtime)}
+	if _, ok := rt.(runtime.Resumer); o.Resume != "" && !ok {
+		return &PlanError{Field: "runtime", Err: fmt.Errorf("--resume is only supported by the %s runtime (runtime is %q)", strings.Join(builtin.Resumable(), ", "), p.Runtime)}
 	}
-	if p.Runtime == "native" {
-		if o.Resume != "" {
-			p.RunOptions["resume"] = "true"
-		}
-		if h.AllowRuntimeFetch {
-			p.RunOptions["allow_runtime_fetch"] = "true"
-		}
-		p.RunOptions[native.OptSubagentProfiles] = "none"
-		if prof := h.EffectiveSubagentProfiles(); len(prof) > 0 {
-			p.RunOptions[native.OptSubagentProfiles] = strings.Join(prof, ",")
-		}
-		p.RunOptions[native.OptMaxParallel] = strconv.Itoa(h.EffectiveMaxParallelChildren())
-	} else if o.Resume != "" {
-		return &PlanError{Field: "runtime", Err: fmt.Errorf("--resume is only supported by the native runtime (runtime is %q)", p.Runtime)}
+	pl, ok := rt.(runtime.Planner)
+	if !ok {
+		return nil
+	}
+	out, err := pl.Plan(runtime.PlanInput{Harness: h, HarnessFile: harnessFile(res), Org: cfg, Backend: backend,
+		Flags: o.RuntimeFlags[p.Runtime], Resume: o.Resume != "", Getenv: o.Getenv})
+	if err != nil {
+		return err
+	}
+	p.planned = out
+	p.setSettings(out.Config)
+	if out.Model != "" {
+		p.Model = out.Model
 	}
 	return nil
 }
 
-// scriptFile is the script runtime's file: --script, else
-// <harness>.script.yaml beside a local harness; it must exist.
-func scriptFile(res *resolve.Result, o Options) (string, error) {
-	s := o.Script
-	if s == "" && res.Loaded != nil && res.Loaded.File != "" && !res.Remote {
-		s = strings.TrimSuffix(strings.TrimSuffix(res.Loaded.File, ".yaml"), ".yml") + ScriptSuffix
+// setSettings sets the runtime's settings; settings without options are
+// none (runtime_options is left out).
+func (p *Plan) setSettings(c runtime.Config) {
+	p.Settings = nil
+	if c != nil && len(c.Options()) > 0 {
+		p.Settings = &Settings{c}
 	}
-	if s == "" {
-		return "", &PlanError{Field: "runtime", Err: errors.New("the script runtime needs --script FILE")}
-	}
-	abs, err := filepath.Abs(s)
+}
+
+// planRuntimeTarget lets a runtime.TargetPlanner complete its settings
+// once the target repository is known (the native runtime's images).
+func (p *Plan) planRuntimeTarget(o Options) error {
+	rt, err := builtin.Get(p.Runtime)
 	if err != nil {
-		return "", err
+		return nil
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return "", &PlanError{Field: "runtime", Err: fmt.Errorf("script runtime: script %s: not found (give --script FILE, or add %s beside the harness)", abs, filepath.Base(abs))}
+	tp, ok := rt.(runtime.TargetPlanner)
+	if !ok || p.planned.Config == nil {
+		return nil
 	}
-	if err := checkScriptFile(abs); err != nil {
-		return "", err
+	if err := tp.PlanTarget(p.planned.Config, runtime.TargetInput{Repo: p.TargetRepo, Excluded: p.ExcludeFromRepo, Cwd: o.Cwd, Resume: o.Resume != ""}); err != nil {
+		return err
 	}
-	return abs, nil
+	p.setSettings(p.planned.Config)
+	return nil
 }
 
 // planBackend picks the sandbox backend: flag > config > local.
-func (p *Plan) planBackend(cfg *config.Config, o Options) {
+func (p *Plan) planBackend(cfg *config.Config, o Options) string {
 	p.Backend = o.Sandbox
 	if p.Backend == "" {
 		p.Backend = cfg.Sandbox.Backend
@@ -384,6 +405,7 @@ func (p *Plan) planBackend(cfg *config.Config, o Options) {
 	if p.Backend == "" {
 		p.Backend = "local"
 	}
+	return p.Backend
 }
 
 // planAgent sets the agent file, its name, the model and the sandbox
@@ -398,7 +420,9 @@ func (p *Plan) planAgent(h *harness.Harness) error {
 		return &PlanError{Field: "agent", Err: err}
 	}
 	p.AgentName = name
-	p.Model = h.Model
+	if p.Model == "" {
+		p.Model = h.Model
+	}
 	for _, k := range slices.Sorted(maps.Keys(h.Security.SandboxHooks)) {
 		if !h.Security.SandboxHooks[k] {
 			p.DisabledHooks = append(p.DisabledHooks, k)
@@ -431,16 +455,21 @@ func (p *Plan) planSkillsAndPlugins(res *resolve.Result) error {
 }
 
 // planEnv expands env.sandbox and env.runner from the runner's
-// environment (unset variables: empty, with a note); the native runtime's
-// model key never enters the sandbox.
+// environment (unset variables: empty, with a note); the entries the
+// runtime keeps out of the sandbox (the native runtime's model key) are
+// dropped with a note.
 func (p *Plan) planEnv(h *harness.Harness, o Options) {
 	var missing []string
 	p.SandboxEnv, missing = expandMap(h.Env.Sandbox, o.Getenv)
 	if len(missing) > 0 {
 		p.downgrade("env.sandbox: unset on the runner (empty): " + strings.Join(missing, ", "))
 	}
-	if p.Runtime == native.Name {
-		p.dropModelKey(o.Getenv)
+	if f := p.planned.SandboxEnv; f != nil {
+		drop := f(p.SandboxEnv)
+		for _, k := range slices.Sorted(maps.Keys(drop)) {
+			delete(p.SandboxEnv, k)
+			p.Notes = append(p.Notes, fmt.Sprintf("env.sandbox.%s: dropped: %s", k, drop[k]))
+		}
 	}
 	p.RunnerEnv, missing = expandMap(h.Env.Runner, o.Getenv)
 	if len(missing) > 0 {
@@ -828,32 +857,4 @@ func GraphHash(g *resolve.Graph) string {
 		h.Write([]byte(l))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// dropModelKey keeps the native runtime's API key out of the sandbox: an
-// env.sandbox entry named like the key's variable or whose value contains
-// the key is removed (with a note) before the workspace .env is written.
-// The key is looked up as the runtime will (flag option, then
-// FULLSEND_MODEL_KEY_ENV, then FULLSEND_API_KEY), only with bearer auth.
-func (p *Plan) dropModelKey(getenv func(string) string) {
-	pick := func(opt, env, def string) string {
-		if v := strings.TrimSpace(p.RunOptions[opt]); v != "" {
-			return v
-		}
-		if v := strings.TrimSpace(getenv(env)); v != "" {
-			return v
-		}
-		return def
-	}
-	if !strings.EqualFold(pick(native.OptAuth, model.EnvAuth, string(model.AuthBearer)), string(model.AuthBearer)) {
-		return
-	}
-	keyEnv := pick(native.OptKeyEnv, model.EnvKeyEnv, model.EnvAPIKey)
-	key := strings.TrimSpace(getenv(keyEnv))
-	for _, k := range slices.Sorted(maps.Keys(p.SandboxEnv)) {
-		if k == keyEnv || (len(key) >= 4 && strings.Contains(p.SandboxEnv[k], key)) {
-			delete(p.SandboxEnv, k)
-			p.Notes = append(p.Notes, fmt.Sprintf("env.sandbox.%s: dropped: it carries the model API key (%s), which never enters the sandbox", k, keyEnv))
-		}
-	}
 }

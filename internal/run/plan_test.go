@@ -26,7 +26,6 @@ func TestPlanRuntimeSelection(t *testing.T) {
 		{name: "default claude", harness: noRuntime, want: "claude"},
 		{name: "explicit script file", harness: noRuntime, flag: "script", script: "script.yaml", want: "script", wantScript: "script.yaml"},
 		{name: "script without file", harness: noRuntime, flag: "script", wantErr: "harness.script.yaml"},
-		{name: "script flag for another runtime", harness: noRuntime, flag: "claude", script: "script.yaml", wantErr: "--script is only for the script runtime"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,7 +36,7 @@ func TestPlanRuntimeSelection(t *testing.T) {
 			}
 			o := run.Options{Runtime: c.flag}
 			if c.script != "" {
-				o.Script = filepath.Join(f.dir, c.script)
+				o.RuntimeFlags = scriptFlags(filepath.Join(f.dir, c.script))
 			}
 			p, err := f.planKeep(c.harness, o)
 			if c.wantErr != "" {
@@ -52,8 +51,8 @@ func TestPlanRuntimeSelection(t *testing.T) {
 			if p.Runtime != c.want {
 				t.Errorf("runtime = %q, want %q", p.Runtime, c.want)
 			}
-			if c.wantScript != "" && filepath.Base(p.RunOptions["script"]) != c.wantScript {
-				t.Errorf("script = %q", p.RunOptions["script"])
+			if c.wantScript != "" && filepath.Base(p.RunOptions()["script"]) != c.wantScript {
+				t.Errorf("script = %q", p.RunOptions()["script"])
 			}
 		})
 	}

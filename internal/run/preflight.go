@@ -9,17 +9,16 @@ import (
 	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
-	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 	"github.com/fullsend-ai/fullsend/internal/harness"
-	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
 // Checks a run makes before anything is provisioned. The rules themselves
-// live where they belong: runtime names in the runtime registry, model
-// settings in package model; this file only asks them early.
+// live where they belong: runtime names in the runtime registry, a
+// runtime's own settings in the runtime (runtime.Preflighter); this file
+// only asks them early.
 
 // errUnknownRuntime marks a runtime name nobody registered.
 var errUnknownRuntime = errors.New("unknown runtime")
@@ -96,41 +95,18 @@ func readHead(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize))
 }
 
-// checkNativeModel builds the native runtime's model configuration exactly
-// as the runtime will (flags > FULLSEND_MODEL_* > harness model: > agent
-// frontmatter model:), so a missing model, key or a bad base URL is a usage
-// error before any sandbox exists instead of a failure after one was
-// provisioned. The runtime reads the process environment (native.Options
-// Getenv defaults to os.Getenv), so this does too.
-func checkNativeModel(p *Plan) error {
-	harnessModel := strings.TrimSpace(p.Model)
-	if harnessModel == "" && p.AgentFile != "" {
-		if data, err := readHead(p.AgentFile); err == nil {
-			if fm, err := frontmatter.Parse(p.AgentFile, data); err == nil {
-				if m, ok := fm.Fields["model"].(string); ok {
-					harnessModel = strings.TrimSpace(m)
-				}
-			}
-		}
-	}
-	o := p.RunOptions
-	mc, err := model.ConfigFromEnv(os.Getenv, model.Overrides{
-		API: o[native.OptAPI], BaseURL: o[native.OptBaseURL], Model: o[native.OptModel],
-		Auth: o[native.OptAuth], KeyEnv: o[native.OptKeyEnv], HarnessModel: harnessModel,
-	})
+// preflightRuntime lets the runtime refuse a run that cannot succeed
+// before any sandbox exists (runtime.Preflighter: the native runtime
+// builds its model configuration as Run will and checks an endpoint named
+// explicitly answers).
+func preflightRuntime(p *Plan) error {
+	rt, err := builtin.Get(p.Runtime)
 	if err != nil {
-		return fmt.Errorf("runtime native: %w", err)
+		return nil // refused before planning (CheckRuntimeName)
 	}
-	// An endpoint named explicitly (flag or environment) must answer; the
-	// default public ones are left to the run.
-	if from := mc.Origin["base_url"]; from != "" && from != "default" {
-		if err := checkEndpoint(mc.BaseURL); err != nil {
-			src := "$" + model.EnvBaseURL
-			if from == "flag" {
-				src = "--model-base-url"
-			}
-			return fmt.Errorf("runtime native: %w: model endpoint %s (%s) is unreachable: %v; start the model server, or correct %s", ErrCannotSucceed, mc.BaseURL, src, err, src)
-		}
+	pf, ok := rt.(runtime.Preflighter)
+	if !ok {
+		return nil
 	}
-	return nil
+	return pf.Preflight(runtime.PreflightInput{Config: p.RuntimeConfig(), Model: p.Model, AgentFile: p.AgentFile})
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/fullsend-ai/fullsend/internal/rundir"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 )
 
 // ErrRunInProgress is returned when another process holds the run
@@ -40,8 +42,8 @@ func openResumed(dir, id string) (*rundir.Dir, error) {
 	return d, nil
 }
 
-// prepareResume checks that the run directory d (run id) holds a native
-// loop to continue, that its transcript (and the images it names) verify
+// prepareResume checks that the run directory d (run id) holds a loop of
+// runtimeName (a runtime.Resumer: native) to continue, that its transcript (and the images it names) verify
 // against this user's run key, and keeps the previous attempt's report as
 // report.attempt-N.json (N from 1). Nothing is written before the checks
 // pass. It returns the number of resumes so far (this one included) and a
@@ -53,12 +55,18 @@ func openResumed(dir, id string) (*rundir.Dir, error) {
 // report.json only chooses the attempt number and whether the run may be
 // resumed at all (not another runtime, not succeeded): a forged one can
 // refuse a resume, never shape one.
-func prepareResume(d *rundir.Dir, id, harnessSHA string) (int, string, error) {
-	if _, err := d.Lstat(native.TranscriptFile); err != nil {
-		return 0, "", fmt.Errorf("--resume: run %s: %w: no %s (only native runs can be resumed)", id, ErrNotResumable, native.TranscriptFile)
+func prepareResume(d *rundir.Dir, id, harnessSHA, runtimeName string) (int, string, error) {
+	only := strings.Join(builtin.Resumable(), ", ")
+	rt, _ := builtin.Get(runtimeName)
+	rs, ok := rt.(runtime.Resumer)
+	if !ok {
+		return 0, "", fmt.Errorf("--resume: run %s: %w: the %s runtime cannot resume runs (only %s runs can be resumed)", id, ErrNotResumable, runtimeName, only)
+	}
+	if _, err := d.Lstat(rs.ResumeFile()); err != nil {
+		return 0, "", fmt.Errorf("--resume: run %s: %w: no %s (only %s runs can be resumed)", id, ErrNotResumable, rs.ResumeFile(), only)
 	}
 	verify := func() error {
-		if _, err := native.LoadState(d.Path()); err != nil {
+		if err := rs.VerifyResume(d.Path()); err != nil {
 			return fmt.Errorf("--resume: run %s: %w: %w (start a new run)", id, err, ErrRunRefused)
 		}
 		return nil
@@ -78,8 +86,8 @@ func prepareResume(d *rundir.Dir, id, harnessSHA string) (int, string, error) {
 	if err := json.Unmarshal(data, &prev); err != nil {
 		return 0, "", fmt.Errorf("--resume: run %s: %s: %w", id, ReportFile, err)
 	}
-	if prev.Runtime != native.Name {
-		return 0, "", fmt.Errorf("--resume: run %s: %w: it used the %s runtime (only native runs can be resumed)", id, ErrNotResumable, prev.Runtime)
+	if prev.Runtime != runtimeName {
+		return 0, "", fmt.Errorf("--resume: run %s: %w: it used the %s runtime (only %s runs can be resumed)", id, ErrNotResumable, prev.Runtime, only)
 	}
 	if prev.Status == StatusSucceeded {
 		return 0, "", fmt.Errorf("--resume: run %s: %w: it already succeeded", id, ErrNotResumable)

@@ -11,7 +11,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/fetchsvc"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
@@ -104,12 +104,16 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 }
 
 // resumedRuntime is the runtime of a resumed run: the recorded one, else
-// native (a run killed before its first report).
+// the runtime that can resume runs (runtime.Resumer; a run killed before
+// its first report).
 func resumedRuntime(runsDir, id string) string {
 	if prev, err := Load(runsDir, id); err == nil && prev.Runtime != "" {
 		return prev.Runtime
 	}
-	return native.Name
+	if r := builtin.Resumable(); len(r) > 0 {
+		return r[0]
+	}
+	return ""
 }
 
 // preparePlan checks the runtime names, builds the plan, loads the scan
@@ -149,10 +153,8 @@ func preparePlan(req Request, res *resolve.Result, cfg *config.Config, o Options
 	if err := checkCredentialEnv(res.Loaded, plan); err != nil {
 		return nil, &UsageError{err}
 	}
-	if plan.Runtime == native.Name && o.Resume == "" {
-		if err := checkNativeModel(plan); err != nil {
-			return nil, &UsageError{err}
-		}
+	if err := preflightRuntime(plan); err != nil {
+		return nil, &UsageError{err}
 	}
 	return plan, nil
 }

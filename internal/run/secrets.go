@@ -18,7 +18,6 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
-	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/egress"
 	"github.com/fullsend-ai/fullsend/internal/scan"
@@ -36,15 +35,12 @@ import (
 // the run CA) its TLS clients trust (secrets.CAEnv).
 const CABundlePath = "/sandbox/.fullsend/ca-bundle.pem"
 
-// claudeKeyNames are the claude runtime's credential variables: a declared
-// secret of one of these names is the runtime's by default.
-var claudeKeyNames = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"}
-
 // planSecrets picks the run's secrets: the harness's secrets:, bare
-// providers: names the org declares as secrets, and for the claude
-// runtime a declared ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN. An
+// providers: names the org declares as secrets, and the runtime's
+// declared key secrets (runtime.PlanOutput.KeySecrets: the claude
+// runtime's ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN). An
 // env.sandbox entry of the same name is dropped (the placeholder wins); a
-// model key left in env.sandbox for the claude runtime is warned about.
+// runtime's key left in env.sandbox is warned about.
 func (p *Plan) planSecrets(h *harness.Harness, cfg *config.Config) error {
 	add := func(name string) {
 		if !slices.Contains(p.Secrets, name) {
@@ -63,11 +59,9 @@ func (p *Plan) planSecrets(h *harness.Harness, cfg *config.Config) error {
 			p.Notes = append(p.Notes, fmt.Sprintf("providers: %s is the org secret of that name (config.yaml secrets)", n))
 		}
 	}
-	if p.Runtime == claude.Name {
-		for _, n := range claudeKeyNames {
-			if _, ok := cfg.SecretByName(n); ok {
-				add(n)
-			}
+	for _, n := range p.planned.KeySecrets {
+		if _, ok := cfg.SecretByName(n); ok {
+			add(n)
 		}
 	}
 	for _, n := range p.Secrets {
@@ -76,11 +70,9 @@ func (p *Plan) planSecrets(h *harness.Harness, cfg *config.Config) error {
 			p.Notes = append(p.Notes, fmt.Sprintf("env.sandbox.%s: dropped: %s is an org secret; the sandbox gets its placeholder", n, n))
 		}
 	}
-	if p.Runtime == claude.Name {
-		for _, n := range claudeKeyNames {
-			if v, ok := p.SandboxEnv[n]; ok && v != "" {
-				p.downgrade(fmt.Sprintf("env.sandbox.%s: the model key enters the sandbox, where the agent can read it; declare it in config.yaml secrets to give the sandbox a placeholder instead (docs/secrets.md)", n))
-			}
+	for _, n := range p.planned.KeySecrets {
+		if v, ok := p.SandboxEnv[n]; ok && v != "" {
+			p.downgrade(fmt.Sprintf("env.sandbox.%s: the model key enters the sandbox, where the agent can read it; declare it in config.yaml secrets to give the sandbox a placeholder instead (docs/secrets.md)", n))
 		}
 	}
 	slices.Sort(p.Secrets)

@@ -12,6 +12,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/model/modeltest"
 	"github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 )
 
 // Issue 26 item 5: a native run's hook blocks and canary trips reach the
@@ -25,7 +26,7 @@ func TestNativeVerdictsRecorded(t *testing.T) {
 	f := newFixture(t)
 	repo := f.newRepo(nil)
 	p, err := f.planKeep("agent: agents/tester.md\nskills: [skills/alpha]\nruntime: native\ntimeout_minutes: 5\n",
-		run.Options{Runtime: "native", Cwd: repo, RuntimeOptions: map[string]string{"api": "openai", "base_url": srv.URL + "/v1", "model": "m", "auth": "none"}})
+		run.Options{Runtime: "native", Cwd: repo, RuntimeFlags: nativeFlags(native.Config{API: "openai", BaseURL: srv.URL + "/v1", Model: "m", Auth: "none"})})
 	if err != nil {
 		t.Fatal(err)
 	}

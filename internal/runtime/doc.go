@@ -2,12 +2,31 @@
 // the agent runtimes that execute an agent inside a provisioned sandbox
 // session (selected by --runtime flag, harness or config default).
 //
-// It owns the sandbox layout constants, the Runtime interface, its two
-// optional extensions (TranscriptHandler, HooksBootstrap), the normalised
-// Event and Outcome types, and the Factory type. The runtimes themselves
-// (internal/runtime/script, internal/runtime/claude,
-// internal/runtime/native) are listed once, in internal/runtime/builtin,
-// where the runner and the CLI look them up by name.
+// It owns the sandbox layout constants, the Runtime interface and its
+// optional capabilities, the normalised Event and Outcome types, and the
+// Factory type. The runtimes themselves (internal/runtime/script,
+// internal/runtime/claude, internal/runtime/native) are listed once, in
+// internal/runtime/builtin, where the runner and the CLI look them up by
+// name; they know a runtime only through this package.
+//
+// # Settings and capabilities
+//
+// A runtime's settings are its own typed Config. It registers its
+// command-line flags (FlagOwner → Flags; flags several runtimes share:
+// AddSharedFlags), decodes them and its harness and config.yaml fields
+// into the run's Config (Planner; TargetPlanner once the target
+// repository is known), and gets that Config back, in its own encoding,
+// as RunInput.Options. What a runtime needs from the runner beyond Run is
+// an optional capability the runner asserts once: TranscriptHandler,
+// HooksBootstrap, ChildSessioner (child sandbox sessions), WebFetcher
+// (the sandbox's egress policy and the scan pipeline), OfferReporter
+// (report capabilities), Preflighter (refuse a run that cannot succeed
+// before anything is provisioned), ImageChecker (prompt images),
+// Resumer (--resume), RepoChecker (the repository's own settings for its
+// agent CLI), TranscriptPrinter (runs show --transcript), HostChecker
+// (fullsend doctor), and Unguarded (no tool-call checks, so no verdicts).
+// Runtimes state each capability they implement with a compile-time
+// assertion. Adding a runtime is one package and one entry in builtin.
 //
 // # Lifecycle
 //

@@ -56,7 +56,7 @@ var knownOptions = []string{OptAPI, OptBaseURL, OptModel, OptAuth, OptKeyEnv, Op
 const MaxResultBytes = 4 << 20
 
 // ErrResult marks a missing or invalid structured result (errors.Is).
-var ErrResult = errors.New("structured result missing or invalid")
+var ErrResult = runtime.ErrResult
 
 // Options configure a Runtime. The zero value is the production setup.
 type Options struct {
@@ -279,7 +279,12 @@ func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
 	}
 	ro.limits = ro.limits.withDefaults()
 	ro.resultSchema = o[OptResultSchema]
-	ro.resume = o[OptResume] == "true"
+	if ro.resultSchema == "" {
+		ro.resultSchema = in.ResultSchema
+	}
+	// Only the first iteration resumes the killed loop; later ones
+	// continue it with the validation feedback.
+	ro.resume = o[OptResume] == "true" && in.Iteration <= 1
 	ro.allowFetch = o[OptAllowFetch] == "true"
 	ro.chat = o[OptChat] == "true"
 	if err := r.parseChildOptions(o); err != nil {
@@ -460,7 +465,7 @@ func (r *Runtime) keepRecordedModel(over *model.Overrides, prior *State) {
 // continued transcript recorded another API, endpoint or auth mode than
 // the current configuration's (which is used); the runner makes it a
 // note of the report.
-const InfoEndpointChanged = "endpoint_changed"
+const InfoEndpointChanged = runtime.InfoEndpointChanged
 
 // endpointChange names, in one line, how the current configuration's API,
 // endpoint or auth mode differ from those a continued transcript recorded

@@ -33,18 +33,12 @@ const (
 
 // ProvisionFunc provisions a fresh sandbox session like the run's own (same
 // spec and network); the native runtime terminates it.
-type ProvisionFunc func(ctx context.Context) (sandbox.Session, error)
+type ProvisionFunc = runtime.ProvisionFunc
 
-// ChildSessioner is implemented by runtimes that can run delegated
-// children in sandbox sessions of their own; the runner hands them its
-// backend's Provision.
-type ChildSessioner interface {
-	SetChildSessions(ProvisionFunc)
-}
+// ChildSessioner is runtime.ChildSessioner.
+type ChildSessioner = runtime.ChildSessioner
 
-var _ ChildSessioner = (*Runtime)(nil)
-
-// SetChildSessions implements ChildSessioner. Without it, a run with
+// SetChildSessions implements runtime.ChildSessioner. Without it, a run with
 // max_parallel_children above 1 fails at its start.
 func (r *Runtime) SetChildSessions(f ProvisionFunc) { r.provision = f }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/hooks"
 	"github.com/fullsend-ai/fullsend/internal/model"
+	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -32,7 +33,7 @@ const WebScanCheck = "web-fetch-scan"
 // WebScan scans fetched text as remote context before the model sees it.
 // It returns the blocking findings' rules (empty: the text may be shown);
 // an error fails the call closed.
-type WebScan func(ctx context.Context, text []byte, source string) (blocking []string, err error)
+type WebScan = runtime.WebScan
 
 // WebConfig is what web_fetch needs from the runner (SetWeb). Without it a
 // run asking for web_fetch fails at option parsing.

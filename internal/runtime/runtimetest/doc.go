@@ -22,5 +22,7 @@
 // CheckVerdicts is the verdict contract's conformance check, run by every
 // runtime that has security checks (native, claude): a block, a denial and
 // a canary trip the runtime's test provoked must each be an EventVerdict
-// of its call.
+// of its call. A runtime without tool-call checks declares
+// runtime.Unguarded (script); package builtin's tests fail for a runtime
+// that does neither.
 package runtimetest

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/runtime/claude"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
@@ -29,20 +30,20 @@ func TestClaudeSettingsFindings(t *testing.T) {
 		}
 	}
 	list := func(p *Plan) string {
-		fs, err := p.claudeSettingsFindings()
+		fs, err := p.repoSettingsFindings()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
 		for _, f := range fs {
 			out = append(out, f.Path+" "+f.Rule+" "+f.Severity.String())
-			if f.Scanner != ClaudeSettingsScanner || f.Message == "" {
+			if f.Scanner != claude.SettingsScanner || f.Message == "" {
 				t.Errorf("finding %+v", f)
 			}
 		}
 		return strings.Join(out, "\n")
 	}
-	p := &Plan{Runtime: "claude", TargetRepo: repo}
+	p := &Plan{PlanRecord: PlanRecord{Runtime: "claude", TargetRepo: repo}}
 	want := `.claude/settings.json claude-settings/enable-all-project-mcp-servers critical
 .claude/settings.local.json claude-settings/api-key-helper critical
 .claude/settings.local.json claude-settings/disable-all-hooks critical
@@ -58,7 +59,7 @@ func TestClaudeSettingsFindings(t *testing.T) {
 	if got := list(p); got != want {
 		t.Errorf("trusted: findings\n%s\nwant\n%s", got, want)
 	}
-	if got := list(&Plan{Runtime: "script", TargetRepo: repo}); got != "" {
+	if got := list(&Plan{PlanRecord: PlanRecord{Runtime: "script", TargetRepo: repo}}); got != "" {
 		t.Errorf("script runtime: %s", got)
 	}
 	// A symlink is left out of the copy: not read, not reported.
@@ -71,7 +72,7 @@ func TestClaudeSettingsFindings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, ".claude/settings.json"), []byte(`{"hooks": {`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fs, err := (&Plan{Runtime: "claude", TargetRepo: repo}).claudeSettingsFindings()
+	fs, err := (&Plan{PlanRecord: PlanRecord{Runtime: "claude", TargetRepo: repo}}).repoSettingsFindings()
 	if err != nil || len(fs) != 2 || fs[0].Rule != "claude-settings/invalid" || fs[0].Severity != scan.Critical || fs[1].Path != ".mcp.json" {
 		t.Errorf("invalid settings, symlinked local settings: %+v %v", fs, err)
 	}
@@ -95,7 +96,7 @@ func TestClaudeAgentShadowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fs, err := (&Plan{Runtime: "claude", TargetRepo: repo, AgentName: "builder"}).claudeSettingsFindings()
+	fs, err := (&Plan{PlanRecord: PlanRecord{Runtime: "claude", TargetRepo: repo, AgentName: "builder"}}).repoSettingsFindings()
 	if err != nil {
 		t.Fatal(err)
 	}
