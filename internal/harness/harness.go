@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/event"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/secrets"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
@@ -65,6 +66,14 @@ type Harness struct {
 	MaxRuntimeFetches      int // 0 = unset (DefaultMaxRuntimeFetches applies)
 
 	Security Security
+
+	// Description is a one-line summary of what the harness does (shown by
+	// graph and validate).
+	Description string
+	// Trigger is a CEL bool expression over event (internal/event): the
+	// events `fullsend dispatch` runs this harness for ("" = none). It is
+	// type-checked at load.
+	Trigger string
 
 	// Native configures the native runtime (native:): extra tools and
 	// delegate_task settings.
@@ -259,13 +268,15 @@ type harnessYAML struct {
 	Security               securityYAML `yaml:"security"`
 	Native                 nativeYAML   `yaml:"native"`
 	Forge                  *yaml.Node   `yaml:"forge"` // name -> overlayYAML
+	Description            string       `yaml:"description"`
+	Trigger                string       `yaml:"trigger"`
 }
 
 // overlayYAML is a forge.<name> overlay.
 type overlayYAML struct{ commonYAML }
 
 // overlayRefused are the keys of harnessYAML an overlay may not set.
-var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security", "native"}
+var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security", "native", "description", "trigger"}
 
 func target(f *yamlx.Fields) *Harness { return f.Ctx.(*Harness) }
 
@@ -375,6 +386,11 @@ func (w *harnessYAML) CheckKey(f *yamlx.Fields, key string) error {
 	case "":
 		h.Base, h.AllowedRemoteResources = w.Base, w.AllowedRemoteResources
 		h.AllowRuntimeFetch, h.MaxRuntimeFetches = w.AllowRuntimeFetch, w.MaxRuntimeFetches
+		h.Description, h.Trigger = w.Description, w.Trigger
+	case "trigger":
+		if _, err := event.Compile(w.Trigger); err != nil {
+			return f.Errorf(key, yamlx.ErrValue, "CEL: %v", err)
+		}
 	case "allowed_remote_resources":
 		h.markList(field, v, w.AllowedRemoteResources)
 		return nil

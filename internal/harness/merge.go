@@ -62,6 +62,8 @@ func Merge(base, child *Harness) *Harness {
 	m.TimeoutMinutes = pick(child, "timeout_minutes", base.TimeoutMinutes, child.TimeoutMinutes)
 	m.SandboxTimeoutSeconds = pick(child, "sandbox_timeout_seconds", base.SandboxTimeoutSeconds, child.SandboxTimeoutSeconds)
 	m.Effort = pick(child, "effort", base.Effort, child.Effort)
+	m.Description = pick(child, "description", base.Description, child.Description)
+	m.Trigger = pick(child, "trigger", base.Trigger, child.Trigger)
 	m.AllowRuntimeFetch = pick(child, "allow_runtime_fetch", base.AllowRuntimeFetch, child.AllowRuntimeFetch)
 	m.MaxRuntimeFetches = pick(child, "max_runtime_fetches", base.MaxRuntimeFetches, child.MaxRuntimeFetches)
 	m.ReadonlyRepo = base.ReadonlyRepo || child.ReadonlyRepo
