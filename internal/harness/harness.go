@@ -121,7 +121,16 @@ type ValidationLoop struct {
 	// sandbox is provisioned (host dependencies of the validation); a
 	// non-zero exit fails the run. Local harnesses only.
 	PreflightCheck string
+	// FeedbackMode is what a failed validation feeds back to the agent's
+	// next iteration (one of FeedbackModes; "" = the default).
+	FeedbackMode string
 }
+
+// FeedbackModes are the values of validation_loop.feedback_mode (see
+// docs/upstream-schema.md): stdout / stderr feed back only that stream of
+// the validation script, exit_code only its exit status, append every
+// failed iteration's feedback so far, none nothing (upstream's value).
+var FeedbackModes = []string{"stdout", "stderr", "exit_code", "append", "none"}
 
 // Env holds environment variables for runner scripts and the sandbox.
 type Env struct {
@@ -479,6 +488,7 @@ type validationLoopYAML struct {
 	Schema         string `yaml:"schema"`
 	MaxIterations  int    `yaml:"max_iterations"`
 	PreflightCheck string `yaml:"preflight_check"`
+	FeedbackMode   string `yaml:"feedback_mode"`
 }
 
 func (w *validationLoopYAML) CheckKey(f *yamlx.Fields, key string) error {
@@ -492,6 +502,10 @@ func (w *validationLoopYAML) CheckKey(f *yamlx.Fields, key string) error {
 	case "preflight_check":
 		if strings.ContainsRune(w.PreflightCheck, 0) {
 			return f.Errorf(key, yamlx.ErrValue, "contains NUL")
+		}
+	case "feedback_mode":
+		if !slices.Contains(FeedbackModes, w.FeedbackMode) {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not a feedback mode (%s)", w.FeedbackMode, strings.Join(FeedbackModes, ", "))
 		}
 	}
 	target(f).mark(f.Field(key), f.Value(key))

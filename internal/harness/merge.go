@@ -124,6 +124,9 @@ func mergeValidationLoop(base, child *ValidationLoop, set map[string]bool) *Vali
 		if set["validation_loop.preflight_check"] {
 			vl.PreflightCheck = c.PreflightCheck
 		}
+		if set["validation_loop.feedback_mode"] {
+			vl.FeedbackMode = c.FeedbackMode
+		}
 	}
 	return vl
 }

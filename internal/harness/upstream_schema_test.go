@@ -82,3 +82,31 @@ func TestDescriptionTriggerMerge(t *testing.T) {
 		t.Errorf("description %q trigger %q", h.Description, h.Trigger)
 	}
 }
+
+// TestFeedbackMode: each mode loads; an unknown one is a load error
+// naming the field; the mode is a child-wins key of validation_loop.
+func TestFeedbackMode(t *testing.T) {
+	var cases []schemaCase
+	for _, m := range FeedbackModes {
+		cases = append(cases, schemaCase{name: m, body: "validation_loop:\n  schema: schemas/r.schema.json\n  feedback_mode: " + m + "\n",
+			check: func(t *testing.T, h *Harness) {
+				if h.ValidationLoop.FeedbackMode != m {
+					t.Errorf("feedback_mode = %q", h.ValidationLoop.FeedbackMode)
+				}
+			}})
+	}
+	cases = append(cases, schemaCase{name: "unknown", body: "validation_loop:\n  feedback_mode: diff\n",
+		err: `h.yaml:3: validation_loop.feedback_mode: invalid value: "diff" is not a feedback mode (stdout, stderr, exit_code, append, none)`})
+	runSchemaCases(t, cases, nil)
+
+	d := tree(t, baseTree())
+	write(t, d, "harness/b.yaml", "agent: agents/a.md\nvalidation_loop: {feedback_mode: stderr, max_iterations: 3}\n")
+	p := write(t, d, "harness/h.yaml", "base: harness/b.yaml\nvalidation_loop: {max_iterations: 2}\n")
+	h, err := Load(p, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ValidationLoop.FeedbackMode != "stderr" || h.ValidationLoop.MaxIterations != 2 {
+		t.Errorf("merged validation_loop = %+v", h.ValidationLoop)
+	}
+}

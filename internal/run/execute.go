@@ -77,6 +77,9 @@ type ExecOptions struct {
 }
 
 type execution struct {
+	// feedbackScript is the last validation's failed script run, the
+	// last entry of its errors (feedback.go).
+	feedbackScript *scriptRun
 	// ctx carries the run's span (package trace): teardown and the egress
 	// decision events hang off it.
 	ctx    context.Context
@@ -797,7 +800,11 @@ func (x *execution) agentLoop(ctx context.Context) error {
 			return nil
 		}
 		lastErrs = errs
-		feedback = strings.Join(errs, "\n")
+		own := errs // fullsend's own errors: all but the script's line
+		if x.feedbackScript != nil {
+			own = errs[:len(errs)-1]
+		}
+		feedback = nextFeedback(p.FeedbackMode, i, own, x.feedbackScript, feedback)
 	}
 	bad := false
 	x.report.Validation.Valid = &bad
@@ -928,6 +935,7 @@ func (x *execution) download(ctx context.Context) error {
 // (nil = valid); the error is for a canceled run only.
 func (x *execution) validate(ctx context.Context, v *schemaValidator, i int) ([]string, error) {
 	p := x.plan
+	x.feedbackScript = nil
 	file := x.resultHostPath()
 	data, err := readBounded(file, MaxResultSize)
 	if err != nil {
@@ -942,15 +950,15 @@ func (x *execution) validate(ctx context.Context, v *schemaValidator, i int) ([]
 	}
 	if p.ValidationScript != "" {
 		log := filepath.Join(x.dir, fmt.Sprintf("validation_script.%d.log", i))
-		err := runHostScript(ctx, "validation_loop.script", p.ValidationScript, log, x.scriptEnv(map[string]string{
+		sr, err := runValidationScript(ctx, p.ValidationScript, log, x.scriptEnv(map[string]string{
 			"FULLSEND_RESULT_FILE": file, "FULLSEND_SCHEMA_FILE": p.Schema, "FULLSEND_ITERATION": fmt.Sprint(i),
-		}), p.ScriptTimeout)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+		}), p)
 		if err != nil {
-			tail, _ := readBounded(log, 1<<20)
-			errs = append(errs, fmt.Sprintf("validation script: %v: %s", err, lastLines(tail, 20)))
+			return nil, err
+		}
+		if sr.err != nil {
+			x.feedbackScript = sr
+			errs = append(errs, sr.reportLine())
 		}
 	}
 	return errs, nil

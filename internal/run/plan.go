@@ -157,6 +157,9 @@ type Plan struct {
 	MaxIterations    int           `json:"max_iterations"`
 	WallTime         time.Duration `json:"wall_time"`
 	ScriptTimeout    time.Duration `json:"script_timeout"`
+
+	// FeedbackMode is validation_loop.feedback_mode (feedback.go).
+	FeedbackMode string `json:"feedback_mode,omitempty"`
 	// Limits are the resource limits in force: the org's sandbox.limits
 	// lowered by the harness's resources:.
 	Limits config.Limits `json:"limits"`
@@ -465,7 +468,7 @@ func (p *Plan) planScripts(h *harness.Harness) {
 	p.PreScript, p.PostScript = h.PreScript, h.PostScript
 	p.MaxIterations = 1
 	if vl := h.ValidationLoop; vl != nil {
-		p.ValidationScript, p.Schema = vl.Script, vl.Schema
+		p.ValidationScript, p.Schema, p.FeedbackMode = vl.Script, vl.Schema, vl.FeedbackMode
 		if vl.MaxIterations > 0 {
 			p.MaxIterations = vl.MaxIterations
 		}
