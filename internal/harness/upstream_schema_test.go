@@ -1,6 +1,10 @@
 package harness
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,5 +112,124 @@ func TestFeedbackMode(t *testing.T) {
 	}
 	if h.ValidationLoop.FeedbackMode != "stderr" || h.ValidationLoop.MaxIterations != 2 {
 		t.Errorf("merged validation_loop = %+v", h.ValidationLoop)
+	}
+}
+
+// TestSecurityUpstreamFields: security.enabled (false needs the org's
+// security.allow_disable), escalation and trace.
+func TestSecurityUpstreamFields(t *testing.T) {
+	runSchemaCases(t, []schemaCase{
+		{name: "enabled false refused by default", body: "security:\n  enabled: false\n",
+			err: "h.yaml:3: security.enabled: false is refused: config.yaml does not set security.allow_disable: true"},
+		{name: "enabled true", body: "security:\n  enabled: true\n",
+			check: func(t *testing.T, h *Harness) {
+				if !h.Security.SecurityEnabled() {
+					t.Error("disabled")
+				}
+			}},
+		{name: "escalation review", body: "security:\n  escalation:\n    on_critical: review\n",
+			check: func(t *testing.T, h *Harness) {
+				if ok, l := h.Security.Review(); !ok || l != DefaultReviewLabel {
+					t.Errorf("review = %v %q", ok, l)
+				}
+			}},
+		{name: "escalation label", body: "security:\n  escalation: {on_critical: review, review_label: needs-human}\n",
+			check: func(t *testing.T, h *Harness) {
+				if ok, l := h.Security.Review(); !ok || l != "needs-human" {
+					t.Errorf("review = %v %q", ok, l)
+				}
+			}},
+		{name: "escalation halt", body: "security:\n  escalation: {on_critical: halt}\n",
+			check: func(t *testing.T, h *Harness) {
+				if ok, _ := h.Security.Review(); ok {
+					t.Error("review")
+				}
+			}},
+		{name: "escalation unknown", body: "security:\n  escalation:\n    on_critical: ignore\n", err: `h.yaml:4: security.escalation.on_critical: invalid value: "ignore" must be halt or review`},
+		{name: "escalation bad label", body: "security:\n  escalation:\n    review_label: \"a,b\"\n", err: `h.yaml:4: security.escalation.review_label: invalid value: "a,b" is not a label`},
+		{name: "escalation unknown key", body: "security:\n  escalation:\n    notify: x\n", err: "h.yaml:4: security.escalation.notify: unknown field"},
+		{name: "trace off", body: "security:\n  trace:\n    enabled: false\n",
+			check: func(t *testing.T, h *Harness) {
+				if h.Security.TraceEnabled() {
+					t.Error("trace on")
+				}
+			}},
+	}, nil)
+
+	// The org allows it.
+	d := tree(t, baseTree())
+	p := write(t, d, "harness/h.yaml", "agent: agents/a.md\nsecurity:\n  enabled: false\n")
+	cfg := config.Default()
+	cfg.Security.AllowDisable = true
+	h, err := Load(p, LoadOptions{Config: cfg})
+	if err == nil {
+		err = h.Validate(cfg)
+	}
+	if err != nil || h.Security.SecurityEnabled() {
+		t.Errorf("allowed: %v, enabled %v", err, h.Security.SecurityEnabled())
+	}
+	// A child never weakens its base.
+	write(t, d, "harness/b.yaml", "agent: agents/a.md\nsecurity:\n  enabled: true\n  escalation: {on_critical: halt}\n  trace: {enabled: true}\n")
+	p = write(t, d, "harness/c.yaml", "base: harness/b.yaml\nsecurity:\n  enabled: false\n  escalation: {on_critical: review, review_label: x}\n  trace: {enabled: false}\n")
+	h, err = Load(p, LoadOptions{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Security.SecurityEnabled() || h.Security.OnCritical != "halt" || !h.Security.TraceEnabled() || len(h.Notices) != 3 {
+		t.Errorf("merged: %+v notices %q", h.Security, h.Notices)
+	}
+}
+
+// TestRemoteSecurityOff: remote content may not turn security off or
+// ask for review, nor name an agent_input (local only).
+func TestRemoteSecurityOff(t *testing.T) {
+	cfg := orgCfg(t, "https://github.com/o/")
+	cfg.Security.AllowDisable = true
+	url := "https://github.com/o/lib/harness/base.yaml"
+	for body, want := range map[string]string{
+		"agent: agents/a.md#sha256=" + pin + "\nsecurity:\n  enabled: false\n":                    ErrRemoteSecurityOff.Error(),
+		"agent: agents/a.md#sha256=" + pin + "\nsecurity:\n  escalation: {on_critical: review}\n": ErrRemoteSecurityOff.Error(),
+	} {
+		b := []byte(body)
+		if _, err := LoadRemote(context.Background(), remotePin(t, url, b), b, LoadOptions{Config: cfg}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v", body, err)
+		}
+	}
+	b := []byte("allowed_remote_resources: [https://github.com/o/lib/]\nagent: agents/a.md#sha256=" + pin + "\nagent_input: inputs\n")
+	if _, err := LoadRemote(context.Background(), remotePin(t, url, b), b, LoadOptions{Config: cfg}); !errors.Is(err, ErrExecutableRemote) || !strings.Contains(err.Error(), "agent_input") {
+		t.Errorf("remote agent_input: %v", err)
+	}
+}
+
+// TestAgentInputField: a local directory inside the fullsend dir; a file,
+// an escape or a symlink out is refused.
+func TestAgentInputField(t *testing.T) {
+	d := tree(t, baseTree())
+	write(t, d, "inputs/x.json", "{}")
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(d, "linkout")); err != nil {
+		t.Fatal(err)
+	}
+	for body, want := range map[string]string{
+		"agent_input: inputs\n":                        "",
+		"agent_input: inputs/x.json\n":                 "h.yaml:2: agent_input: ",
+		"agent_input: ../../etc\n":                     "h.yaml:2: agent_input: ",
+		"agent_input: linkout\n":                       "h.yaml:2: agent_input: ",
+		"forge:\n  github:\n    agent_input: inputs\n": "forge.github.agent_input: unknown field",
+	} {
+		p := write(t, d, "harness/h.yaml", "agent: agents/a.md\n"+body)
+		h, err := Load(p, LoadOptions{})
+		if err == nil {
+			_, err = h.Check(config.Default())
+		}
+		if want == "" {
+			if err != nil || h.AgentInput != "inputs" {
+				t.Errorf("%q: %v", body, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", body, err, want)
+		}
 	}
 }

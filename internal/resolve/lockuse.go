@@ -233,6 +233,8 @@ func setField(h *harness.Harness, field, v string) {
 		h.PreScript = v
 	case "post_script":
 		h.PostScript = v
+	case "agent_input":
+		h.AgentInput = v
 	case "validation_loop.schema":
 		h.ValidationLoop.Schema = v
 	case "validation_loop.script":

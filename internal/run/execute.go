@@ -77,6 +77,8 @@ type ExecOptions struct {
 }
 
 type execution struct {
+	// traceID is findingTraceID's, once made (upstream.go).
+	traceID string
 	// feedbackScript is the last validation's failed script run, the
 	// last entry of its errors (feedback.go).
 	feedbackScript *scriptRun
@@ -261,7 +263,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		}
 		rep = x.report
 	}()
-	return nil, x.execute(ctx)
+	return nil, x.reviewErr(x.execute(ctx))
 }
 
 func (x *execution) execute(ctx context.Context) error {
@@ -288,7 +290,7 @@ func (x *execution) execute(ctx context.Context) error {
 	if err := x.phase(ctx, "stage", func(context.Context) error { return x.stage() }); err != nil {
 		return err
 	}
-	if err := x.phase(ctx, "host_scan", func(ctx context.Context) error { return x.hostScan(ctx) }); err != nil {
+	if err := x.phase(ctx, "host_scan", func(ctx context.Context) error { return x.escalate("host_scan", x.hostScan(ctx)) }); err != nil {
 		return err
 	}
 	if p.AllowFetch {
@@ -310,7 +312,7 @@ func (x *execution) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := x.phase(ctx, "scan_context", func(ctx context.Context) error { return x.scanContext(ctx) }); err != nil {
+	if err := x.phase(ctx, "scan_context", func(ctx context.Context) error { return x.escalate("scan_context", x.scanContext(ctx)) }); err != nil {
 		return err
 	}
 	if x.o.Interactive != nil {
@@ -401,6 +403,7 @@ func (x *execution) record(phase string, fs []scan.Finding, blocked bool) {
 		x.report.Findings = append(x.report.Findings, FindingRecord{
 			Phase: phase, Path: f.Path, Scanner: f.Scanner, Rule: f.Rule, Severity: f.Severity.String(),
 			Line: f.Line, Column: f.Column, Message: f.Message, Blocked: blocked && f.Blocks(), Accepted: f.Accepted,
+			TraceID: x.findingTraceID(x.ctx),
 		})
 		if !blocked && f.Blocks() {
 			loc := f.Path
@@ -824,6 +827,9 @@ func (x *execution) agentEnv() map[string]string {
 	}
 	env["FULLSEND_OUTPUT_DIR"] = OutputDir
 	env["FULLSEND_RESULT_FILE"] = x.plan.ResultPath()
+	if dir, ok := x.plan.agentInputEnv(); ok {
+		env["FULLSEND_AGENT_INPUT"] = dir
+	}
 	for k, v := range x.fetch.SandboxEnv("") {
 		env[k] = v
 	}
@@ -1071,6 +1077,8 @@ func (x *execution) finish(ctx context.Context, err error) {
 		r.Status, r.ExitCode = StatusBlocked, 1
 	case errors.As(err, &ie):
 		r.Status, r.ExitCode = StatusInvalid, 1
+	case errors.Is(err, ErrReview):
+		r.Status, r.ExitCode = StatusReview, 1
 	case errors.Is(err, ErrTimeout):
 		r.Status, r.ExitCode = StatusTimeout, 1
 	default:

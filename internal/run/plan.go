@@ -160,6 +160,13 @@ type Plan struct {
 
 	// FeedbackMode is validation_loop.feedback_mode (feedback.go).
 	FeedbackMode string `json:"feedback_mode,omitempty"`
+	// Upstream-schema settings (upstream.go): agent_input's host dir,
+	// security.enabled: false, on_critical: review's label, and
+	// security.trace.enabled: false.
+	AgentInput       string `json:"agent_input,omitempty"`
+	SecurityDisabled bool   `json:"security_disabled,omitempty"`
+	ReviewLabel      string `json:"review_label,omitempty"`
+	NoFindingTrace   bool   `json:"no_finding_trace,omitempty"`
 	// Limits are the resource limits in force: the org's sandbox.limits
 	// lowered by the harness's resources:.
 	Limits config.Limits `json:"limits"`
@@ -280,6 +287,7 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	p.planOrgAgentsMD(o)
 	p.Trust = o.Trust.Describe(o.FullsendDir, harnessFile(res))
 	p.planScan(h, cfg, o)
+	p.planUpstream(h)
 	p.Prompt = o.Prompt
 	if p.Prompt == "" {
 		p.Prompt = fmt.Sprintf("Run the %s agent on the repository in your working directory, following your agent definition. Write your result as JSON to %s.", p.AgentName, p.ResultPath())
