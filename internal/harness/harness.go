@@ -70,6 +70,9 @@ type Harness struct {
 	// Description is a one-line summary of what the harness does (shown by
 	// graph and validate).
 	Description string
+	// SkillOverrides are the file-level overrides of skills entries in
+	// object form, in the order written (skill_overrides.go).
+	SkillOverrides []SkillOverride
 	// Trigger is a CEL bool expression over event (internal/event): the
 	// events `fullsend dispatch` runs this harness for ("" = none). It is
 	// type-checked at load.
@@ -300,7 +303,7 @@ type commonYAML struct {
 	Effort                string              `yaml:"effort"`
 	Secrets               []string            `yaml:"secrets"`
 	Providers             []string            `yaml:"providers"`
-	Skills                []string            `yaml:"skills"`
+	Skills                *yaml.Node          `yaml:"skills"` // skillEntries
 	Plugins               []string            `yaml:"plugins"`
 	ReadonlyRepo          bool                `yaml:"readonly_repo"`
 	TimeoutMinutes        int                 `yaml:"timeout_minutes"`
@@ -311,6 +314,8 @@ type commonYAML struct {
 	ValidationLoop        *validationLoopYAML `yaml:"validation_loop"`
 	Env                   envYAML             `yaml:"env"`
 	Resources             *yaml.Node          `yaml:"resources"` // config.ParseLimits
+
+	skills []string // the references of Skills
 }
 
 // harnessYAML is a harness file: the common keys and those an overlay may
@@ -370,8 +375,7 @@ func (w *commonYAML) CheckKey(f *yamlx.Fields, key string) error {
 		h.markList(field, v, w.Providers)
 		return splitProviders(f, key, w.Providers, h)
 	case "skills":
-		h.markList(field, v, w.Skills)
-		return noEmptyRefs(f, key, w.Skills)
+		return w.skillEntries(f, key, h)
 	case "plugins":
 		h.markList(field, v, w.Plugins)
 		return noEmptyRefs(f, key, w.Plugins)
@@ -434,7 +438,7 @@ func (w *commonYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
 func (w *commonYAML) store(h *Harness) {
 	h.Agent, h.Doc, h.Model, h.Image, h.Runtime = w.Agent, w.Doc, w.Model, w.Image, w.Runtime
 	h.Policy, h.Role, h.Slug, h.PreScript, h.PostScript = w.Policy, w.Role, w.Slug, w.PreScript, w.PostScript
-	h.Effort, h.Skills, h.Plugins, h.ReadonlyRepo = w.Effort, w.Skills, w.Plugins, w.ReadonlyRepo
+	h.Effort, h.Skills, h.Plugins, h.ReadonlyRepo = w.Effort, w.skills, w.Plugins, w.ReadonlyRepo
 	h.TimeoutMinutes, h.SandboxTimeoutSeconds = w.TimeoutMinutes, w.SandboxTimeoutSeconds
 	h.Secrets = w.Secrets
 }

@@ -433,6 +433,14 @@ func absolutize(h *Harness, baseURL string) error {
 				return err
 			}
 		}
+		if len(h.SkillOverrides) > 0 {
+			field := prefix + "skill_overrides"
+			pos := h.Pos(field, h.SkillOverrides[0].Source)
+			if h.SkillOverrides[0].Source == "" {
+				pos = h.Pos(prefix+"skills", h.SkillOverrides[0].Skill)
+			}
+			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: prefix + "skills", Err: ErrRemoteOverrides}
+		}
 		if vl := h.ValidationLoop; vl != nil {
 			if err := fix(prefix+"validation_loop.schema", &vl.Schema); err != nil {
 				return err

@@ -73,6 +73,7 @@ func Merge(base, child *Harness) *Harness {
 	}
 
 	m.Skills = mergeSkills(base.Skills, child.Skills)
+	m.SkillOverrides = mergeOverrides(base, child)
 	m.Plugins = concat(base.Plugins, child.Plugins)
 	m.Providers = concat(base.Providers, child.Providers)
 	m.ProviderNames = concat(base.ProviderNames, child.ProviderNames)

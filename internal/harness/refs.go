@@ -23,11 +23,13 @@ const (
 	// AgentInput is agent_input: a local directory copied into the
 	// target directory.
 	AgentInput
+	// SkillOverrideFile is the local file of a skills entry's override.
+	SkillOverrideFile
 )
 
 var kindNames = map[ResourceKind]string{
 	Agent: "agent", Policy: "policy", Skill: "skill", Schema: "schema", Profile: "profile",
-	Provider: "provider", Plugin: "plugin", Script: "script", HostFile: "host_file", Doc: "doc", AgentInput: "agent_input",
+	Provider: "provider", Plugin: "plugin", Script: "script", HostFile: "host_file", Doc: "doc", AgentInput: "agent_input", SkillOverrideFile: "skill_override",
 }
 
 func (k ResourceKind) String() string {
@@ -106,6 +108,12 @@ func (h *Harness) refs(prefix, forge string) []FieldRef {
 	list("providers", h.Providers, Provider)
 	list("skills", h.Skills, Skill)
 	list("plugins", h.Plugins, Plugin)
+	for i, o := range h.SkillOverrides {
+		if o.Source != "" {
+			out = append(out, FieldRef{Field: fmt.Sprintf("%sskill_overrides[%d]", prefix, i), Value: o.Source, Kind: SkillOverrideFile,
+				Executable: true, Forge: forge, Pos: h.Pos("skill_overrides", o.Source)})
+		}
+	}
 	if vl := h.ValidationLoop; vl != nil {
 		add("validation_loop.schema", vl.Schema, Schema, false)
 		add("validation_loop.script", vl.Script, Script, true)

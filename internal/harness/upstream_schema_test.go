@@ -233,3 +233,53 @@ func TestAgentInputField(t *testing.T) {
 		}
 	}
 }
+
+// TestSkillOverrideEntries: skills entries in object form; paths checked
+// at load, override files checked like every reference.
+func TestSkillOverrideEntries(t *testing.T) {
+	files := map[string]string{"overrides/x.md": "x\n"}
+	runSchemaCases(t, []schemaCase{
+		{name: "object form", body: "skills:\n  - skills/s2\n  - skills/s1:\n      sub/x.md: overrides/x.md\n      sub/y.md: null\n",
+			check: func(t *testing.T, h *Harness) {
+				want := []SkillOverride{{Skill: "skills/s1", Path: "sub/x.md", Source: "overrides/x.md"}, {Skill: "skills/s1", Path: "sub/y.md"}}
+				if len(h.Skills) != 2 || h.Skills[1] != "skills/s1" || len(h.SkillOverrides) != 2 || h.SkillOverrides[0] != want[0] || h.SkillOverrides[1] != want[1] {
+					t.Errorf("skills %q overrides %+v", h.Skills, h.SkillOverrides)
+				}
+				var kinds []string
+				for _, r := range h.Refs() {
+					kinds = append(kinds, r.Field+"="+r.Kind.String())
+				}
+				if strings.Join(kinds, " ") != "agent=agent skills[0]=skill skills[1]=skill skill_overrides[0]=skill_override" {
+					t.Errorf("refs %v", kinds)
+				}
+			}},
+		{name: "escape", body: "skills:\n  - skills/s1:\n      ../x.md: overrides/x.md\n", err: `h.yaml:4: skills[0].skills/s1.../x.md: invalid value: "../x.md" is not a clean relative path inside the skill`},
+		{name: "absolute", body: "skills:\n  - skills/s1: {/etc/passwd: null}\n", err: `is not a clean relative path inside the skill`},
+		{name: "missing override file", body: "skills:\n  - skills/s1: {SKILL.md: overrides/none.md}\n", err: "h.yaml:3: skill_overrides[0]: "},
+		{name: "override file escapes", body: "skills:\n  - skills/s1: {SKILL.md: ../../x.md}\n", err: "h.yaml:3: skill_overrides[0]: "},
+		{name: "override is a URL", body: "skills:\n  - skills/s1: {SKILL.md: \"https://github.com/o/r/blob/v1/x.md#sha256=" + pin + "\"}\n", err: "must be local"},
+		{name: "two keys", body: "skills:\n  - {skills/s1: {a.md: null}, skills/s2: {b.md: null}}\n", err: "h.yaml:3: skills[0]: invalid value: want a skill reference, or {REFERENCE"},
+		{name: "empty override", body: "skills:\n  - skills/s1: {SKILL.md: \"\"}\n", err: "want a local file, or null to delete the file"},
+	}, files)
+}
+
+// TestSkillOverridesMergeAndRemote: a child listing a skill replaces the
+// base's overrides for it; remote content may not override.
+func TestSkillOverridesMergeAndRemote(t *testing.T) {
+	d := tree(t, baseTree())
+	write(t, d, "overrides/x.md", "x\n")
+	write(t, d, "harness/b.yaml", "agent: agents/a.md\nskills:\n  - skills/s1: {SKILL.md: overrides/x.md}\n  - skills/s2: {SKILL.md: null}\n")
+	p := write(t, d, "harness/h.yaml", "base: harness/b.yaml\nskills:\n  - other/s1\n")
+	h, err := Load(p, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.SkillOverrides) != 1 || h.SkillOverrides[0].Skill != "skills/s2" {
+		t.Errorf("merged overrides %+v", h.SkillOverrides)
+	}
+	cfg := orgCfg(t, "https://github.com/o/")
+	b := []byte("agent: agents/a.md#sha256=" + pin + "\nskills:\n  - skills/s1: {SKILL.md: null}\n")
+	if _, err := LoadRemote(context.Background(), remotePin(t, "https://github.com/o/lib/harness/base.yaml", b), b, LoadOptions{Config: cfg}); !errors.Is(err, ErrRemoteOverrides) || !strings.Contains(err.Error(), "base.yaml:3: skills:") {
+		t.Errorf("remote overrides: %v", err)
+	}
+}

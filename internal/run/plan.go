@@ -167,6 +167,8 @@ type Plan struct {
 	SecurityDisabled bool   `json:"security_disabled,omitempty"`
 	ReviewLabel      string `json:"review_label,omitempty"`
 	NoFindingTrace   bool   `json:"no_finding_trace,omitempty"`
+	// SkillOverrides are the skills' file overrides (overrides.go).
+	SkillOverrides []PlannedOverride `json:"skill_overrides,omitempty"`
 	// Limits are the resource limits in force: the org's sandbox.limits
 	// lowered by the harness's resources:.
 	Limits config.Limits `json:"limits"`
@@ -287,7 +289,7 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	p.planOrgAgentsMD(o)
 	p.Trust = o.Trust.Describe(o.FullsendDir, harnessFile(res))
 	p.planScan(h, cfg, o)
-	p.planUpstream(h)
+	p.planUpstream(res)
 	p.Prompt = o.Prompt
 	if p.Prompt == "" {
 		p.Prompt = fmt.Sprintf("Run the %s agent on the repository in your working directory, following your agent definition. Write your result as JSON to %s.", p.AgentName, p.ResultPath())

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fullsend-ai/fullsend/internal/harness"
+	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
@@ -50,8 +51,10 @@ type Review struct {
 
 // planUpstream applies agent_input and the security settings of today's
 // upstream schema (docs/upstream-schema.md).
-func (p *Plan) planUpstream(h *harness.Harness) {
+func (p *Plan) planUpstream(res *resolve.Result) {
+	h := res.Harness
 	p.AgentInput = h.AgentInput
+	p.planOverrides(res)
 	if !h.Security.SecurityEnabled() {
 		// Load refused it unless config.yaml security.allow_disable is
 		// true. Off: the context scans only warn, every sandbox hook is

@@ -131,3 +131,38 @@ func TestAgentInput(t *testing.T) {
 		t.Errorf("collision: %v", err)
 	}
 }
+
+// TestSkillOverrides: a skills entry's overrides apply to the staged copy
+// after verification: a file replaced by the local override, another
+// deleted; the fullsend dir's skill itself is untouched; an override of a
+// file the skill does not have fails the run.
+func TestSkillOverrides(t *testing.T) {
+	f := newFixture(t)
+	f.write("skills/alpha/sub/x.md", "original x\n")
+	f.write("skills/alpha/sub/y.md", "original y\n")
+	f.write("overrides/x.md", "overridden x\n")
+	h := strings.Replace(baseHarness, "  - skills/alpha\n", "  - skills/alpha:\n      sub/x.md: overrides/x.md\n      sub/y.md: null\n", 1)
+	p := f.mustPlan(h, run.Options{})
+	if len(p.SkillOverrides) != 2 || p.SkillOverrides[1].Source != "" || !strings.HasSuffix(p.SkillOverrides[0].Source, "overrides/x.md") {
+		t.Fatalf("plan overrides = %+v", p.SkillOverrides)
+	}
+	rep, snap := f.mustExecute(p, run.ExecOptions{})
+	if rep.Status != run.StatusSucceeded {
+		t.Fatalf("status %s: %s", rep.Status, rep.Error)
+	}
+	if got := snap.read(t, "/sandbox/claude-config/skills/alpha/sub/x.md"); got != "overridden x\n" {
+		t.Errorf("sub/x.md = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(snap.root, "claude-config/skills/alpha/sub/y.md")); !os.IsNotExist(err) {
+		t.Errorf("sub/y.md not deleted: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "skills/alpha/sub/x.md")); string(b) != "original x\n" {
+		t.Errorf("the fullsend dir's skill changed: %q", b)
+	}
+
+	h = strings.Replace(baseHarness, "  - skills/alpha\n", "  - skills/alpha:\n      sub/z.md: null\n", 1)
+	_, _, err := f.execute(f.mustPlan(h, run.Options{}), run.ExecOptions{})
+	if err == nil || !strings.Contains(err.Error(), "skill override sub/z.md: no such file in the verified skill") {
+		t.Errorf("missing target: %v", err)
+	}
+}
