@@ -100,3 +100,20 @@ func TestDispatchErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateJSONDescription: validate --json shows description and
+// trigger.
+func TestValidateJSONDescription(t *testing.T) {
+	dir, _ := dispatchDirFixture(t)
+	code, stdout, stderr := runCLI(t, "--fullsend-dir", dir, "validate", "--json", filepath.Join(dir, "harness", "review.yaml"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out validateJSON
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Description != "reviews" || !strings.HasPrefix(out.Trigger, "event.transition.kind") {
+		t.Errorf("description %q trigger %q", out.Description, out.Trigger)
+	}
+}

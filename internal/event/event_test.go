@@ -25,6 +25,7 @@ func TestCompileAndMatch(t *testing.T) {
 		`event.actor.role in ["admin", "maintain"]`:                                             false,
 		`event.entity.id == 7 && event.source.system == "github"`:                               true,
 		`event.transition.comment.body.startsWith("/fullsend")`:                                 false,
+		`has(event.transition.label) && !has(event.transition.comment)`:                         true,
 	} {
 		p, err := Compile(expr)
 		if err != nil {
