@@ -82,6 +82,9 @@ func (w *commonYAML) skillEntries(f *yamlx.Fields, key string, h *Harness) error
 					if s == "" {
 						return yamlx.Errorf(f.File, kv[1], pf, yamlx.ErrValue, "want a local file, or null to delete the file")
 					}
+					if k, err := ref.Classify(s); err == nil && k == ref.Absolute {
+						return yamlx.Errorf(f.File, kv[1], pf, yamlx.ErrValue, "%q: an override is a file of the fullsend dir, named by a relative path", s)
+					}
 					o.Source = s
 					h.origin("skill_overrides\x00"+s, kv[1])
 				}

@@ -259,6 +259,7 @@ func TestSkillOverrideEntries(t *testing.T) {
 		{name: "override file escapes", body: "skills:\n  - skills/s1: {SKILL.md: ../../x.md}\n", err: "h.yaml:3: skill_overrides[0]: "},
 		{name: "override is a URL", body: "skills:\n  - skills/s1: {SKILL.md: \"https://github.com/o/r/blob/v1/x.md#sha256=" + pin + "\"}\n", err: "must be local"},
 		{name: "two keys", body: "skills:\n  - {skills/s1: {a.md: null}, skills/s2: {b.md: null}}\n", err: "h.yaml:3: skills[0]: invalid value: want a skill reference, or {REFERENCE"},
+		{name: "absolute override file", body: "skills:\n  - skills/s1: {SKILL.md: /etc/passwd}\n", err: `h.yaml:3: skills[0].skills/s1.SKILL.md: invalid value: "/etc/passwd": an override is a file of the fullsend dir`},
 		{name: "empty override", body: "skills:\n  - skills/s1: {SKILL.md: \"\"}\n", err: "want a local file, or null to delete the file"},
 	}, files)
 }
