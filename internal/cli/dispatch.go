@@ -47,8 +47,8 @@ func newDispatchCmd(env *Env) *cobra.Command {
 		Use:   "dispatch --event FILE [--json|--matrix] [HARNESS…|--dir DIR]",
 		Short: "Print which harnesses an event triggers (their trigger: expressions)",
 		Long: `dispatch reads an event (JSON, see docs/upstream-schema.md), loads each
-HARNESS (or every *.yaml and *.yml file of --dir DIR, default the harness/
-directory of the fullsend dir) with validate's checks, and evaluates each
+HARNESS (or every *.yaml and *.yml file of --dir DIR but *.script.yaml,
+default the harness/ directory of the fullsend dir) with validate's checks, and evaluates each
 harness's trigger: CEL expression against the event. It prints the harnesses
 the event triggers; a harness without trigger: is never triggered. --json
 lists every harness with "triggered"; --matrix prints a GitHub Actions
@@ -127,7 +127,8 @@ A harness that does not load, or an evaluation error, is exit 1.`,
 }
 
 // dispatchDir lists the harness files of dir (default: harness/ of the
-// fullsend dir), sorted.
+// fullsend dir), sorted; script-runtime files (*.script.yaml) are not
+// harnesses.
 func dispatchDir(env *Env, dir string) ([]string, error) {
 	if dir == "" {
 		dir = filepath.Join(env.FullsendDir, "harness")
@@ -142,6 +143,10 @@ func dispatchDir(env *Env, dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
+		// H.script.yaml beside a harness is the script runtime's file.
+		if strings.HasSuffix(e.Name(), ".script.yaml") || strings.HasSuffix(e.Name(), ".script.yml") {
+			continue
+		}
 		if ext := filepath.Ext(e.Name()); e.Type().IsRegular() && (ext == ".yaml" || ext == ".yml") {
 			out = append(out, filepath.Join(dir, e.Name()))
 		}

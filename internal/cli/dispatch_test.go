@@ -19,11 +19,12 @@ func dispatchDirFixture(t *testing.T) (dir, ev string) {
 	t.Helper()
 	dir = t.TempDir()
 	files := map[string]string{
-		"agents/a.md":         "---\nname: a\n---\nhi\n",
-		"harness/review.yaml": "agent: agents/a.md\ndescription: reviews\ntrigger: event.transition.kind == \"label_changed\" && event.transition.label.name == \"review\"\n",
-		"harness/triage.yaml": "agent: agents/a.md\ntrigger: event.entity.kind == \"work_item\" && event.transition.kind == \"opened\"\n",
-		"harness/manual.yaml": "agent: agents/a.md\n",
-		"event.json":          dispatchEvent,
+		"agents/a.md":                "---\nname: a\n---\nhi\n",
+		"harness/review.yaml":        "agent: agents/a.md\ndescription: reviews\ntrigger: event.transition.kind == \"label_changed\" && event.transition.label.name == \"review\"\n",
+		"harness/triage.yaml":        "agent: agents/a.md\ntrigger: event.entity.kind == \"work_item\" && event.transition.kind == \"opened\"\n",
+		"harness/manual.yaml":        "agent: agents/a.md\n",
+		"harness/manual.script.yaml": "steps:\n  - write_result: {value: {status: ok}}\n",
+		"event.json":                 dispatchEvent,
 	}
 	for rel, body := range files {
 		p := filepath.Join(dir, rel)
