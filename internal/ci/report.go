@@ -35,7 +35,8 @@ func (o Outcome) status() string {
 }
 
 // Outputs are the step outputs of a run (the action's outputs): status,
-// run-id, result, findings, skipped, skip-reason, exit-code, run-dir.
+// run-id, result, findings, skipped, skip-reason, exit-code, run-dir,
+// review-label (the label to apply when the run's status is review).
 // skipped is "true" or "false" once the run got past its skip decision
 // and empty when it failed before (as upstream's relay).
 func (o Outcome) Outputs() []Output {
@@ -43,7 +44,7 @@ func (o Outcome) Outputs() []Output {
 	outs := []Output{{"status", o.status()}, {"exit-code", strconv.Itoa(o.Exit)}}
 	if r == nil {
 		return append(outs, Output{"run-id", ""}, Output{"run-dir", ""}, Output{"result", ""}, Output{"findings", "0"},
-			Output{"skipped", ""}, Output{"skip-reason", ""})
+			Output{"skipped", ""}, Output{"skip-reason", ""}, Output{"review-label", ""})
 	}
 	skipped := ""
 	switch {
@@ -52,8 +53,13 @@ func (o Outcome) Outputs() []Output {
 	case pastSkipDecision(r):
 		skipped = "false"
 	}
+	review := ""
+	if r.Review != nil {
+		review = r.Review.Label
+	}
 	return append(outs, Output{"run-id", r.RunID}, Output{"run-dir", r.Dir()}, Output{"result", o.Result},
-		Output{"findings", strconv.Itoa(len(r.Findings))}, Output{"skipped", skipped}, Output{"skip-reason", r.SkipReason})
+		Output{"findings", strconv.Itoa(len(r.Findings))}, Output{"skipped", skipped}, Output{"skip-reason", r.SkipReason},
+		Output{"review-label", review})
 }
 
 // pastSkipDecision: the run reached the point where a pre_script could

@@ -53,8 +53,13 @@ func TestOutcomeOutputs(t *testing.T) {
 	}
 	// No run: status error, skipped unknown.
 	m := get(Outcome{Err: errors.New("bad"), Exit: 2}.Outputs())
-	if m["status"] != "error" || m["exit-code"] != "2" || m["skipped"] != "" || len(m) != 8 {
+	if m["status"] != "error" || m["exit-code"] != "2" || m["skipped"] != "" || len(m) != 9 {
 		t.Errorf("no run: %v", m)
+	}
+	// Review: the label to apply.
+	m = get(Outcome{Report: &run.Report{Status: run.StatusReview, Review: &run.Review{Label: "needs-human"}}, Exit: 1}.Outputs())
+	if m["status"] != "review" || m["review-label"] != "needs-human" {
+		t.Errorf("review: %v", m)
 	}
 	// Skipped.
 	m = get(Outcome{Report: &run.Report{Status: run.StatusSkipped, SkipReason: "dup", Phases: []run.Phase{{Name: "pre_script", Status: "ok"}}}}.Outputs())

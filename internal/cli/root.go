@@ -159,6 +159,7 @@ var commands = []func(*Env) *cobra.Command{
 	newPinCmd,
 	newVendorCmd,
 	newGraphCmd,
+	newDispatchCmd,
 	newRunCmd,
 	newChatCmd,
 	newRunsCmd,

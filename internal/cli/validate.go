@@ -26,6 +26,9 @@ type validateJSON struct {
 	// NativeTools are the extra native-runtime tools the harness allows
 	// (native.tools); omitted when none.
 	NativeTools []string `json:"native_tools,omitempty"`
+	// Description and Trigger are the harness's description: and trigger:.
+	Description string `json:"description,omitempty"`
+	Trigger     string `json:"trigger,omitempty"`
 }
 
 type validateResource struct {
@@ -77,7 +80,7 @@ listed too (as forge.<name>.<field>).`,
 			out := validateJSON{
 				Harness: t.Path, Root: t.Root, Forge: h.AppliedForge, Forges: nonNilStrings(h.ForgeNames()),
 				Chain: h.Chain, Valid: true, Resources: []validateResource{}, Notices: nonNilStrings(h.Notices),
-				NativeTools: h.Native.Tools,
+				NativeTools: h.Native.Tools, Description: h.Description, Trigger: h.Trigger,
 			}
 			for _, r := range res {
 				out.Resources = append(out.Resources, validateDescribe(r, t.Root))

@@ -75,6 +75,9 @@ type Security struct {
 	// AllowedEnvNames are env names a harness may set although
 	// RefusedEnvPattern matches them (security.allowed_env_names).
 	AllowedEnvNames []string
+	// AllowDisable (security.allow_disable, org only) lets a harness set
+	// security.enabled: false.
+	AllowDisable    bool
 	RemoteResources RemoteResources
 	Scan            Scan
 	LLMGuard        LLMGuard
@@ -446,6 +449,7 @@ func (s *sandboxYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
 type securityYAML struct {
 	FailMode        string       `yaml:"fail_mode"`
 	AllowedEnvNames []string     `yaml:"allowed_env_names"`
+	AllowDisable    bool         `yaml:"allow_disable"`
 	RemoteResources remoteYAML   `yaml:"remote_resources"`
 	Scan            scanYAML     `yaml:"scan"`
 	LLMGuard        llmGuardYAML `yaml:"llm_guard"`
@@ -467,6 +471,8 @@ func (s *securityYAML) CheckKey(f *yamlx.Fields, key string) error {
 			}
 		}
 		c.AllowedEnvNames = s.AllowedEnvNames
+	case "allow_disable":
+		c.AllowDisable = s.AllowDisable
 	}
 	return nil
 }

@@ -31,6 +31,17 @@
 // api_servers is refused: it would let a harness open host endpoints to
 // the sandbox, which only the org may (config.yaml sandbox.host_services).
 //
+// Today's upstream fields (docs/upstream-schema.md): description; trigger,
+// a CEL bool expression over package event's Event, type-checked at load;
+// agent_input, a local directory (executable-class: refused as a URL);
+// validation_loop.feedback_mode (FeedbackModes); skills entries in object
+// form {REF: {PATH: FILE|null}} (SkillOverrides, refused in remote
+// content); security.enabled (false needs config.yaml
+// security.allow_disable, checked by Validate; refused in remote content),
+// security.escalation.{on_critical, review_label} (review refused in remote
+// content) and security.trace.enabled. description, trigger and
+// agent_input are refused in forge overlays.
+//
 // # Composition
 //
 // Load follows base: (a local path or a pinned, allowlisted URL; at most

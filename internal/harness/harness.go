@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/fullsend-ai/fullsend/internal/config"
+	"github.com/fullsend-ai/fullsend/internal/event"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/secrets"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
@@ -66,6 +67,21 @@ type Harness struct {
 
 	Security Security
 
+	// Description is a one-line summary of what the harness does (shown by
+	// graph and validate).
+	Description string
+	// SkillOverrides are the file-level overrides of skills entries in
+	// object form, in the order written (skill_overrides.go).
+	SkillOverrides []SkillOverride
+	// Trigger is a CEL bool expression over event (internal/event): the
+	// events `fullsend dispatch` runs this harness for ("" = none). It is
+	// type-checked at load.
+	Trigger string
+	// AgentInput is a local directory copied into the sandbox's target
+	// directory before the agent runs (at AgentInputDir; an
+	// executable-class field: local only, refused in a repository layer).
+	AgentInput string
+
 	// Native configures the native runtime (native:): extra tools and
 	// delegate_task settings.
 	Native Native
@@ -112,7 +128,16 @@ type ValidationLoop struct {
 	// sandbox is provisioned (host dependencies of the validation); a
 	// non-zero exit fails the run. Local harnesses only.
 	PreflightCheck string
+	// FeedbackMode is what a failed validation feeds back to the agent's
+	// next iteration (one of FeedbackModes; "" = the default).
+	FeedbackMode string
 }
+
+// FeedbackModes are the values of validation_loop.feedback_mode (see
+// docs/upstream-schema.md): stdout / stderr feed back only that stream of
+// the validation script, exit_code only its exit status, append every
+// failed iteration's feedback so far, none nothing (upstream's value).
+var FeedbackModes = []string{"stdout", "stderr", "exit_code", "append", "none"}
 
 // Env holds environment variables for runner scripts and the sandbox.
 type Env struct {
@@ -131,7 +156,50 @@ type Security struct {
 	// repository's own Claude Code settings start processes (hooks, env,
 	// helpers, plugins); refused in remote content.
 	TrustRepoSettings *bool
+	// Enabled (security.enabled, nil = true): false turns the target
+	// repository's context scans advisory and the sandbox hooks off
+	// (docs/upstream-schema.md); refused unless config.yaml
+	// security.allow_disable is true, in remote content and in a
+	// repository layer.
+	Enabled *bool
+	// OnCritical (security.escalation.on_critical): "" or "halt" stops the
+	// run on a blocking context-scan finding (the default); "review" lets
+	// it complete and marks it for human review with ReviewLabel.
+	OnCritical  string
+	ReviewLabel string
+	// Trace (security.trace.enabled, nil = true): findings in report.json
+	// carry the run's trace id.
+	Trace *bool
 }
+
+// DefaultReviewLabel is security.escalation.review_label's default
+// (upstream's).
+const DefaultReviewLabel = "requires-manual-review"
+
+// SecurityEnabled reports security.enabled (default true).
+func (s Security) SecurityEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Review reports whether security.escalation.on_critical is review, and
+// the label to record.
+func (s Security) Review() (bool, string) {
+	if s.OnCritical != "review" {
+		return false, ""
+	}
+	if s.ReviewLabel == "" {
+		return true, DefaultReviewLabel
+	}
+	return true, s.ReviewLabel
+}
+
+// TraceEnabled reports security.trace.enabled (default true).
+func (s Security) TraceEnabled() bool { return s.Trace == nil || *s.Trace }
+
+// ErrSecurityDisabled: security.enabled: false without the org's consent.
+var ErrSecurityDisabled = errors.New("false is refused: config.yaml does not set security.allow_disable: true (only the org may let a harness turn security off)")
+
+// ErrRemoteSecurityOff: remote content may not turn security off or
+// downgrade a critical finding to a review.
+var ErrRemoteSecurityOff = errors.New("not allowed in remote content: it weakens what stops a run on a critical finding (declare it in a local harness)")
 
 // ErrRemotePreflight: remote content may not set
 // validation_loop.preflight_check, a command the runner host would run.
@@ -235,7 +303,7 @@ type commonYAML struct {
 	Effort                string              `yaml:"effort"`
 	Secrets               []string            `yaml:"secrets"`
 	Providers             []string            `yaml:"providers"`
-	Skills                []string            `yaml:"skills"`
+	Skills                *yaml.Node          `yaml:"skills"` // skillEntries
 	Plugins               []string            `yaml:"plugins"`
 	ReadonlyRepo          bool                `yaml:"readonly_repo"`
 	TimeoutMinutes        int                 `yaml:"timeout_minutes"`
@@ -246,6 +314,8 @@ type commonYAML struct {
 	ValidationLoop        *validationLoopYAML `yaml:"validation_loop"`
 	Env                   envYAML             `yaml:"env"`
 	Resources             *yaml.Node          `yaml:"resources"` // config.ParseLimits
+
+	skills []string // the references of Skills
 }
 
 // harnessYAML is a harness file: the common keys and those an overlay may
@@ -259,13 +329,16 @@ type harnessYAML struct {
 	Security               securityYAML `yaml:"security"`
 	Native                 nativeYAML   `yaml:"native"`
 	Forge                  *yaml.Node   `yaml:"forge"` // name -> overlayYAML
+	Description            string       `yaml:"description"`
+	Trigger                string       `yaml:"trigger"`
+	AgentInput             string       `yaml:"agent_input"`
 }
 
 // overlayYAML is a forge.<name> overlay.
 type overlayYAML struct{ commonYAML }
 
 // overlayRefused are the keys of harnessYAML an overlay may not set.
-var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security", "native"}
+var overlayRefused = []string{"base", "forge", "allowed_remote_resources", "allow_runtime_fetch", "max_runtime_fetches", "security", "native", "description", "trigger", "agent_input"}
 
 func target(f *yamlx.Fields) *Harness { return f.Ctx.(*Harness) }
 
@@ -286,6 +359,8 @@ var (
 	_ yamlx.KeyChecker   = (*hostScannersYAML)(nil)
 	_ yamlx.UnknownKeyer = (*hostScannersYAML)(nil)
 	_ yamlx.KeyChecker   = (*llmGuardYAML)(nil)
+	_ yamlx.KeyChecker   = (*escalationYAML)(nil)
+	_ yamlx.KeyChecker   = (*traceYAML)(nil)
 )
 
 func (w *commonYAML) CheckKey(f *yamlx.Fields, key string) error {
@@ -300,8 +375,7 @@ func (w *commonYAML) CheckKey(f *yamlx.Fields, key string) error {
 		h.markList(field, v, w.Providers)
 		return splitProviders(f, key, w.Providers, h)
 	case "skills":
-		h.markList(field, v, w.Skills)
-		return noEmptyRefs(f, key, w.Skills)
+		return w.skillEntries(f, key, h)
 	case "plugins":
 		h.markList(field, v, w.Plugins)
 		return noEmptyRefs(f, key, w.Plugins)
@@ -364,7 +438,7 @@ func (w *commonYAML) UnknownKey(f *yamlx.Fields, e yamlx.Entry) error {
 func (w *commonYAML) store(h *Harness) {
 	h.Agent, h.Doc, h.Model, h.Image, h.Runtime = w.Agent, w.Doc, w.Model, w.Image, w.Runtime
 	h.Policy, h.Role, h.Slug, h.PreScript, h.PostScript = w.Policy, w.Role, w.Slug, w.PreScript, w.PostScript
-	h.Effort, h.Skills, h.Plugins, h.ReadonlyRepo = w.Effort, w.Skills, w.Plugins, w.ReadonlyRepo
+	h.Effort, h.Skills, h.Plugins, h.ReadonlyRepo = w.Effort, w.skills, w.Plugins, w.ReadonlyRepo
 	h.TimeoutMinutes, h.SandboxTimeoutSeconds = w.TimeoutMinutes, w.SandboxTimeoutSeconds
 	h.Secrets = w.Secrets
 }
@@ -375,6 +449,11 @@ func (w *harnessYAML) CheckKey(f *yamlx.Fields, key string) error {
 	case "":
 		h.Base, h.AllowedRemoteResources = w.Base, w.AllowedRemoteResources
 		h.AllowRuntimeFetch, h.MaxRuntimeFetches = w.AllowRuntimeFetch, w.MaxRuntimeFetches
+		h.Description, h.Trigger, h.AgentInput = w.Description, w.Trigger, w.AgentInput
+	case "trigger":
+		if _, err := event.Compile(w.Trigger); err != nil {
+			return f.Errorf(key, yamlx.ErrValue, "CEL: %v", err)
+		}
 	case "allowed_remote_resources":
 		h.markList(field, v, w.AllowedRemoteResources)
 		return nil
@@ -463,6 +542,7 @@ type validationLoopYAML struct {
 	Schema         string `yaml:"schema"`
 	MaxIterations  int    `yaml:"max_iterations"`
 	PreflightCheck string `yaml:"preflight_check"`
+	FeedbackMode   string `yaml:"feedback_mode"`
 }
 
 func (w *validationLoopYAML) CheckKey(f *yamlx.Fields, key string) error {
@@ -476,6 +556,10 @@ func (w *validationLoopYAML) CheckKey(f *yamlx.Fields, key string) error {
 	case "preflight_check":
 		if strings.ContainsRune(w.PreflightCheck, 0) {
 			return f.Errorf(key, yamlx.ErrValue, "contains NUL")
+		}
+	case "feedback_mode":
+		if !slices.Contains(FeedbackModes, w.FeedbackMode) {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not a feedback mode (%s)", w.FeedbackMode, strings.Join(FeedbackModes, ", "))
 		}
 	}
 	target(f).mark(f.Field(key), f.Value(key))
@@ -586,6 +670,9 @@ type securityYAML struct {
 	ContextInjection  *bool      `yaml:"context_injection"`
 	SandboxHooks      *yaml.Node `yaml:"sandbox_hooks"`
 	TrustRepoSettings *bool      `yaml:"trust_repo_settings"`
+	Enabled           *bool      `yaml:"enabled"`
+	Escalation        *yaml.Node `yaml:"escalation"`
+	Trace             *yaml.Node `yaml:"trace"`
 }
 
 func (w *securityYAML) CheckKey(f *yamlx.Fields, key string) error {
@@ -618,8 +705,68 @@ func (w *securityYAML) CheckKey(f *yamlx.Fields, key string) error {
 		}
 	case "trust_repo_settings":
 		h.Security.TrustRepoSettings = w.TrustRepoSettings
+	case "enabled":
+		h.Security.Enabled = w.Enabled
+	case "escalation":
+		return yamlx.Decode(f.File, field, v, &escalationYAML{}, h)
+	case "trace":
+		return yamlx.Decode(f.File, field, v, &traceYAML{}, h)
 	}
 	h.mark(field, v)
+	return nil
+}
+
+// escalationYAML is security.escalation.
+type escalationYAML struct {
+	OnCritical  string `yaml:"on_critical"`
+	ReviewLabel string `yaml:"review_label"`
+}
+
+func (w *escalationYAML) CheckKey(f *yamlx.Fields, key string) error {
+	h := target(f)
+	switch key {
+	case "on_critical":
+		if w.OnCritical != "halt" && w.OnCritical != "review" {
+			return f.Errorf(key, yamlx.ErrValue, "%q must be halt or review", w.OnCritical)
+		}
+		h.Security.OnCritical = w.OnCritical
+	case "review_label":
+		if !validLabel(w.ReviewLabel) {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not a label (1-50 printable characters, no comma or control character)", w.ReviewLabel)
+		}
+		h.Security.ReviewLabel = w.ReviewLabel
+	case "":
+		return nil
+	}
+	h.mark(f.Field(key), f.Value(key))
+	return nil
+}
+
+// validLabel: a forge label name (GitHub: at most 50 characters; no comma,
+// which separates labels in CI inputs).
+func validLabel(s string) bool {
+	if s == "" || len(s) > 50 || strings.TrimSpace(s) != s {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == ',' {
+			return false
+		}
+	}
+	return true
+}
+
+// traceYAML is security.trace.
+type traceYAML struct {
+	Enabled *bool `yaml:"enabled"`
+}
+
+func (w *traceYAML) CheckKey(f *yamlx.Fields, key string) error {
+	if key == "enabled" {
+		h := target(f)
+		h.Security.Trace = w.Enabled
+		h.mark(f.Field(key), f.Value(key))
+	}
 	return nil
 }
 

@@ -420,7 +420,7 @@ func absolutize(h *Harness, baseURL string) error {
 		for _, f := range []struct {
 			name string
 			p    *string
-		}{{"base", &h.Base}, {"agent", &h.Agent}, {"doc", &h.Doc}, {"policy", &h.Policy}, {"pre_script", &h.PreScript}, {"post_script", &h.PostScript}} {
+		}{{"base", &h.Base}, {"agent", &h.Agent}, {"doc", &h.Doc}, {"policy", &h.Policy}, {"pre_script", &h.PreScript}, {"post_script", &h.PostScript}, {"agent_input", &h.AgentInput}} {
 			if err := fix(prefix+f.name, f.p); err != nil {
 				return err
 			}
@@ -432,6 +432,14 @@ func absolutize(h *Harness, baseURL string) error {
 			if err := fixList(prefix+f.name, f.l); err != nil {
 				return err
 			}
+		}
+		if len(h.SkillOverrides) > 0 {
+			field := prefix + "skill_overrides"
+			pos := h.Pos(field, h.SkillOverrides[0].Source)
+			if h.SkillOverrides[0].Source == "" {
+				pos = h.Pos(prefix+"skills", h.SkillOverrides[0].Skill)
+			}
+			return &yamlx.Error{File: pos.File, Line: pos.Line, Field: prefix + "skills", Err: ErrRemoteOverrides}
 		}
 		if vl := h.ValidationLoop; vl != nil {
 			if err := fix(prefix+"validation_loop.schema", &vl.Schema); err != nil {
@@ -483,6 +491,16 @@ func remoteRefusals(h *Harness, prefix string) error {
 		field := prefix + "security.trust_repo_settings"
 		pos := h.Pos(field, "")
 		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteTrustRepo}
+	}
+	if e := h.Security.Enabled; e != nil && !*e {
+		field := prefix + "security.enabled"
+		pos := h.Pos(field, "")
+		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteSecurityOff}
+	}
+	if h.Security.OnCritical == "review" {
+		field := prefix + "security.escalation.on_critical"
+		pos := h.Pos(field, "")
+		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: ErrRemoteSecurityOff}
 	}
 	if len(h.Native.Tools) > 0 {
 		field := prefix + "native.tools"

@@ -62,6 +62,9 @@ func Merge(base, child *Harness) *Harness {
 	m.TimeoutMinutes = pick(child, "timeout_minutes", base.TimeoutMinutes, child.TimeoutMinutes)
 	m.SandboxTimeoutSeconds = pick(child, "sandbox_timeout_seconds", base.SandboxTimeoutSeconds, child.SandboxTimeoutSeconds)
 	m.Effort = pick(child, "effort", base.Effort, child.Effort)
+	m.Description = pick(child, "description", base.Description, child.Description)
+	m.Trigger = pick(child, "trigger", base.Trigger, child.Trigger)
+	m.AgentInput = pick(child, "agent_input", base.AgentInput, child.AgentInput)
 	m.AllowRuntimeFetch = pick(child, "allow_runtime_fetch", base.AllowRuntimeFetch, child.AllowRuntimeFetch)
 	m.MaxRuntimeFetches = pick(child, "max_runtime_fetches", base.MaxRuntimeFetches, child.MaxRuntimeFetches)
 	m.ReadonlyRepo = base.ReadonlyRepo || child.ReadonlyRepo
@@ -70,6 +73,7 @@ func Merge(base, child *Harness) *Harness {
 	}
 
 	m.Skills = mergeSkills(base.Skills, child.Skills)
+	m.SkillOverrides = mergeOverrides(base, child)
 	m.Plugins = concat(base.Plugins, child.Plugins)
 	m.Providers = concat(base.Providers, child.Providers)
 	m.ProviderNames = concat(base.ProviderNames, child.ProviderNames)
@@ -121,6 +125,9 @@ func mergeValidationLoop(base, child *ValidationLoop, set map[string]bool) *Vali
 		}
 		if set["validation_loop.preflight_check"] {
 			vl.PreflightCheck = c.PreflightCheck
+		}
+		if set["validation_loop.feedback_mode"] {
+			vl.FeedbackMode = c.FeedbackMode
 		}
 	}
 	return vl
@@ -265,6 +272,23 @@ func mergeSecurity(b, c Security, file string, notices []string) (Security, []st
 	}
 	weak("host_scanners", b.HostScanners, c.HostScanners)
 	weak("context_injection", b.ContextInjection, c.ContextInjection)
+	weak("enabled", b.Enabled, c.Enabled)
+	weak("trace.enabled", b.Trace, c.Trace)
+	s.Enabled = stricterBool(b.Enabled, c.Enabled)
+	s.Trace = stricterBool(b.Trace, c.Trace)
+	switch {
+	case b.OnCritical == "halt" || c.OnCritical == "halt":
+		s.OnCritical = "halt"
+	case b.OnCritical == "review" || c.OnCritical == "review":
+		s.OnCritical = "review"
+	}
+	if b.OnCritical == "halt" && c.OnCritical == "review" {
+		notices = append(notices, fmt.Sprintf("%s: security.escalation.on_critical: review ignored; the base sets halt and a child cannot weaken it", file))
+	}
+	s.ReviewLabel = b.ReviewLabel
+	if c.ReviewLabel != "" {
+		s.ReviewLabel = c.ReviewLabel
+	}
 	s.HostScanners = stricterBool(b.HostScanners, c.HostScanners)
 	s.ContextInjection = stricterBool(b.ContextInjection, c.ContextInjection)
 	if b.TrustRepoSettings != nil && !*b.TrustRepoSettings && c.TrustRepoSettings != nil && *c.TrustRepoSettings {

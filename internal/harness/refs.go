@@ -20,11 +20,16 @@ const (
 	Script
 	HostFile
 	Doc
+	// AgentInput is agent_input: a local directory copied into the
+	// target directory.
+	AgentInput
+	// SkillOverrideFile is the local file of a skills entry's override.
+	SkillOverrideFile
 )
 
 var kindNames = map[ResourceKind]string{
 	Agent: "agent", Policy: "policy", Skill: "skill", Schema: "schema", Profile: "profile",
-	Provider: "provider", Plugin: "plugin", Script: "script", HostFile: "host_file", Doc: "doc",
+	Provider: "provider", Plugin: "plugin", Script: "script", HostFile: "host_file", Doc: "doc", AgentInput: "agent_input", SkillOverrideFile: "skill_override",
 }
 
 func (k ResourceKind) String() string {
@@ -38,7 +43,7 @@ func (k ResourceKind) String() string {
 func (k ResourceKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // IsDir reports whether resources of this kind are directories.
-func (k ResourceKind) IsDir() bool { return k == Skill || k == Plugin }
+func (k ResourceKind) IsDir() bool { return k == Skill || k == Plugin || k == AgentInput }
 
 // FieldRef is one reference field of a harness.
 type FieldRef struct {
@@ -57,7 +62,7 @@ func (r FieldRef) EnvExpanded() bool { return strings.Contains(r.Value, "${") }
 
 // Refs lists every reference field of h in a stable order: agent, doc,
 // policy, openshell.profiles, providers, skills, plugins, validation_loop
-// (schema, script), pre_script, post_script, host_files; then the same for
+// (schema, script), agent_input, pre_script, post_script, host_files; then the same for
 // each unapplied forge overlay, sorted by name, with Field prefixed
 // "forge.<name>.". Empty fields are omitted.
 func (h *Harness) Refs() []FieldRef {
@@ -103,10 +108,17 @@ func (h *Harness) refs(prefix, forge string) []FieldRef {
 	list("providers", h.Providers, Provider)
 	list("skills", h.Skills, Skill)
 	list("plugins", h.Plugins, Plugin)
+	for i, o := range h.SkillOverrides {
+		if o.Source != "" {
+			out = append(out, FieldRef{Field: fmt.Sprintf("%sskill_overrides[%d]", prefix, i), Value: o.Source, Kind: SkillOverrideFile,
+				Executable: true, Forge: forge, Pos: h.Pos("skill_overrides", o.Source)})
+		}
+	}
 	if vl := h.ValidationLoop; vl != nil {
 		add("validation_loop.schema", vl.Schema, Schema, false)
 		add("validation_loop.script", vl.Script, Script, true)
 	}
+	add("agent_input", h.AgentInput, AgentInput, true)
 	add("pre_script", h.PreScript, Script, true)
 	add("post_script", h.PostScript, Script, true)
 	for i, hf := range h.HostFiles {

@@ -15,13 +15,18 @@ import (
 //
 //   - env.runner and env.sandbox names must pass cfg.CheckEnvName (no
 //     loader, shell or interpreter variables unless the org allows them);
-//   - resources: may lower sandbox.limits, never raise them.
+//   - resources: may lower sandbox.limits, never raise them;
+//   - security.enabled: false only when cfg.Security.AllowDisable.
 //
 // That remote content never sets env.runner is enforced earlier, per
 // layer, by absolutize.
 func (h *Harness) checkTrust(cfg *config.Config) error {
 	if err := h.checkEnvNames(cfg, ""); err != nil {
 		return err
+	}
+	if !h.Security.SecurityEnabled() && !cfg.Security.AllowDisable {
+		pos := h.Pos("security.enabled", "")
+		return &yamlx.Error{File: pos.File, Line: pos.Line, Field: "security.enabled", Err: ErrSecurityDisabled}
 	}
 	if err := h.checkResources(cfg, ""); err != nil {
 		return err

@@ -178,6 +178,7 @@ func replaced(h *harness.Harness, root *Node) *harness.Harness {
 func cloneHarness(h *harness.Harness) *harness.Harness {
 	c := *h
 	c.Skills = slices.Clone(h.Skills)
+	c.SkillOverrides = slices.Clone(h.SkillOverrides)
 	c.Plugins = slices.Clone(h.Plugins)
 	c.Providers = slices.Clone(h.Providers)
 	c.Openshell.Profiles = slices.Clone(h.Openshell.Profiles)
@@ -233,6 +234,8 @@ func setField(h *harness.Harness, field, v string) {
 		h.PreScript = v
 	case "post_script":
 		h.PostScript = v
+	case "agent_input":
+		h.AgentInput = v
 	case "validation_loop.schema":
 		h.ValidationLoop.Schema = v
 	case "validation_loop.script":
@@ -240,6 +243,10 @@ func setField(h *harness.Harness, field, v string) {
 	default:
 		if setAt(h.Skills, "skills") || setAt(h.Plugins, "plugins") || setAt(h.Providers, "providers") ||
 			setAt(h.Openshell.Profiles, "openshell.profiles") {
+			return
+		}
+		if i, ok := idx("skill_overrides"); ok && i < len(h.SkillOverrides) {
+			h.SkillOverrides[i].Source = v
 			return
 		}
 		if i, ok := idx("host_files"); ok && i < len(h.HostFiles) {

@@ -602,7 +602,7 @@ func (r *resolver) localNode(n *Node, rf ref.Ref, l link) error {
 	if n.Type == cas.TypeFile && l.kind == "skill" && !isDep(l.field) {
 		return fmt.Errorf("%s: %w: a file, want a skill directory", local, ErrWrongType)
 	}
-	if n.Type == cas.TypeDirectory && l.kind != "skill" && l.kind != "plugin" {
+	if n.Type == cas.TypeDirectory && !isDirKind(l.kind) {
 		return fmt.Errorf("%s: %w: a directory, want a file", local, ErrWrongType)
 	}
 	if rf.Digest != "" {
@@ -714,7 +714,7 @@ func (r *resolver) explicitFileURL(raw string) bool {
 	return err != nil || loc.Kind != forge.Tree
 }
 
-func isDirKind(kind string) bool { return kind == "skill" || kind == "plugin" }
+func isDirKind(kind string) bool { return kind == "skill" || kind == "plugin" || kind == "agent_input" }
 
 // looksLikeFile reports whether a dependency URL names a single file: a
 // forge blob or raw URL is decided by the caller; here, a last segment

@@ -82,6 +82,11 @@ type ExecOptions struct {
 }
 
 type execution struct {
+	// traceID is findingTraceID's, once made (upstream.go).
+	traceID string
+	// feedbackScript is the last validation's failed script run, the
+	// last entry of its errors (feedback.go).
+	feedbackScript *scriptRun
 	// ctx carries the run's span (package trace): teardown and the egress
 	// decision events hang off it.
 	ctx    context.Context
@@ -265,7 +270,7 @@ func Execute(ctx context.Context, p *Plan, o ExecOptions) (rep *Report, err erro
 		}
 		rep = x.report
 	}()
-	return nil, x.execute(ctx)
+	return nil, x.reviewErr(x.execute(ctx))
 }
 
 func (x *execution) execute(ctx context.Context) error {
@@ -295,7 +300,7 @@ func (x *execution) execute(ctx context.Context) error {
 	if err := x.phase(ctx, "stage", func(context.Context) error { return x.stage() }); err != nil {
 		return err
 	}
-	if err := x.phase(ctx, "host_scan", func(ctx context.Context) error { return x.hostScan(ctx) }); err != nil {
+	if err := x.phase(ctx, "host_scan", func(ctx context.Context) error { return x.escalate("host_scan", x.hostScan(ctx)) }); err != nil {
 		return err
 	}
 	if p.AllowFetch {
@@ -317,7 +322,7 @@ func (x *execution) execute(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := x.phase(ctx, "scan_context", func(ctx context.Context) error { return x.scanContext(ctx) }); err != nil {
+	if err := x.phase(ctx, "scan_context", func(ctx context.Context) error { return x.escalate("scan_context", x.scanContext(ctx)) }); err != nil {
 		return err
 	}
 	if x.o.Interactive != nil {
@@ -408,6 +413,7 @@ func (x *execution) record(phase string, fs []scan.Finding, blocked bool) {
 		x.report.Findings = append(x.report.Findings, FindingRecord{
 			Phase: phase, Path: f.Path, Scanner: f.Scanner, Rule: f.Rule, Severity: f.Severity.String(),
 			Line: f.Line, Column: f.Column, Message: f.Message, Blocked: blocked && f.Blocks(), Accepted: f.Accepted,
+			TraceID: x.findingTraceID(x.ctx),
 		})
 		if !blocked && f.Blocks() {
 			loc := f.Path
@@ -808,7 +814,11 @@ func (x *execution) agentLoop(ctx context.Context) error {
 			return nil
 		}
 		lastErrs = errs
-		feedback = strings.Join(errs, "\n")
+		own := errs // fullsend's own errors: all but the script's line
+		if x.feedbackScript != nil {
+			own = errs[:len(errs)-1]
+		}
+		feedback = nextFeedback(p.FeedbackMode, i, own, x.feedbackScript, feedback)
 	}
 	bad := false
 	x.report.Validation.Valid = &bad
@@ -828,6 +838,9 @@ func (x *execution) agentEnv() map[string]string {
 	}
 	env["FULLSEND_OUTPUT_DIR"] = OutputDir
 	env["FULLSEND_RESULT_FILE"] = x.plan.ResultPath()
+	if dir, ok := x.plan.agentInputEnv(); ok {
+		env["FULLSEND_AGENT_INPUT"] = dir
+	}
 	for k, v := range x.fetch.SandboxEnv("") {
 		env[k] = v
 	}
@@ -922,6 +935,7 @@ func (x *execution) download(ctx context.Context) error {
 // (nil = valid); the error is for a canceled run only.
 func (x *execution) validate(ctx context.Context, v *schemaValidator, i int) ([]string, error) {
 	p := x.plan
+	x.feedbackScript = nil
 	file := x.resultHostPath()
 	data, err := readBounded(file, MaxResultSize)
 	if err != nil {
@@ -936,15 +950,15 @@ func (x *execution) validate(ctx context.Context, v *schemaValidator, i int) ([]
 	}
 	if p.ValidationScript != "" {
 		log := filepath.Join(x.dir, fmt.Sprintf("validation_script.%d.log", i))
-		err := runHostScript(ctx, "validation_loop.script", p.ValidationScript, log, x.scriptEnv(map[string]string{
+		sr, err := runValidationScript(ctx, p.ValidationScript, log, x.scriptEnv(map[string]string{
 			"FULLSEND_RESULT_FILE": file, "FULLSEND_SCHEMA_FILE": p.Schema, "FULLSEND_ITERATION": fmt.Sprint(i),
-		}), p.ScriptTimeout)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+		}), p)
 		if err != nil {
-			tail, _ := readBounded(log, 1<<20)
-			errs = append(errs, fmt.Sprintf("validation script: %v: %s", err, lastLines(tail, 20)))
+			return nil, err
+		}
+		if sr.err != nil {
+			x.feedbackScript = sr
+			errs = append(errs, sr.reportLine())
 		}
 	}
 	return errs, nil
@@ -1057,6 +1071,8 @@ func (x *execution) finish(ctx context.Context, err error) {
 		r.Status, r.ExitCode = StatusBlocked, 1
 	case errors.As(err, &ie):
 		r.Status, r.ExitCode = StatusInvalid, 1
+	case errors.Is(err, ErrReview):
+		r.Status, r.ExitCode = StatusReview, 1
 	case errors.Is(err, ErrTimeout):
 		r.Status, r.ExitCode = StatusTimeout, 1
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sort"
@@ -43,6 +44,12 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 // variable, must not reach them). The agent's output reaches the script only
 // as data: a path in FULLSEND_OUTPUT_DIR / FULLSEND_RESULT_FILE.
 func runHostScript(ctx context.Context, field, script, logFile string, env map[string]string, timeout time.Duration) error {
+	return runHostScriptTee(ctx, field, script, logFile, env, timeout, nil, nil)
+}
+
+// runHostScriptTee is runHostScript that also copies the script's stdout
+// and stderr to the given writers (nil: the log only).
+func runHostScriptTee(ctx context.Context, field, script, logFile string, env map[string]string, timeout time.Duration, stdout, stderr io.Writer) error {
 	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|openflag.NoFollow, 0o600)
 	if err != nil {
 		return err
@@ -66,7 +73,13 @@ func runHostScript(ctx context.Context, field, script, logFile string, env map[s
 	}
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Stdout, cmd.Stderr = io.Writer(log), io.Writer(log)
+	if stdout != nil {
+		cmd.Stdout = io.MultiWriter(log, stdout)
+	}
+	if stderr != nil {
+		cmd.Stderr = io.MultiWriter(log, stderr)
+	}
 	ownGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = 2 * time.Second

@@ -540,6 +540,9 @@ func (x *execution) layout(ctx context.Context) error {
 	if err := x.inject(ctx, stage, repoDir); err != nil {
 		return err
 	}
+	if err := x.uploadAgentInput(ctx, repoDir); err != nil {
+		return err
+	}
 
 	// Host files outside the workspace (and inside the repository copy).
 	for _, hf := range elsewhere {

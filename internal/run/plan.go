@@ -165,6 +165,18 @@ type PlanRecord struct {
 	MaxIterations    int           `json:"max_iterations"`
 	WallTime         time.Duration `json:"wall_time"`
 	ScriptTimeout    time.Duration `json:"script_timeout"`
+
+	// FeedbackMode is validation_loop.feedback_mode (feedback.go).
+	FeedbackMode string `json:"feedback_mode,omitempty"`
+	// Upstream-schema settings (upstream.go): agent_input's host dir,
+	// security.enabled: false, on_critical: review's label, and
+	// security.trace.enabled: false.
+	AgentInput       string `json:"agent_input,omitempty"`
+	SecurityDisabled bool   `json:"security_disabled,omitempty"`
+	ReviewLabel      string `json:"review_label,omitempty"`
+	NoFindingTrace   bool   `json:"no_finding_trace,omitempty"`
+	// SkillOverrides are the skills' file overrides (overrides.go).
+	SkillOverrides []PlannedOverride `json:"skill_overrides,omitempty"`
 	// Limits are the resource limits in force: the org's sandbox.limits
 	// lowered by the harness's resources:.
 	Limits config.Limits `json:"limits"`
@@ -301,6 +313,7 @@ func NewPlan(res *resolve.Result, cfg *config.Config, o Options) (*Plan, error) 
 	p.planOrgAgentsMD(o)
 	p.Trust = o.Trust.Describe(o.FullsendDir, harnessFile(res))
 	p.planScan(h, cfg, o)
+	p.planUpstream(res)
 	p.Prompt = o.Prompt
 	if p.Prompt == "" {
 		p.Prompt = fmt.Sprintf("Run the %s agent on the repository in your working directory, following your agent definition. Write your result as JSON to %s.", p.AgentName, p.ResultPath())
@@ -497,7 +510,7 @@ func (p *Plan) planScripts(h *harness.Harness) {
 	p.PreScript, p.PostScript = h.PreScript, h.PostScript
 	p.MaxIterations = 1
 	if vl := h.ValidationLoop; vl != nil {
-		p.ValidationScript, p.Schema = vl.Script, vl.Schema
+		p.ValidationScript, p.Schema, p.FeedbackMode = vl.Script, vl.Schema, vl.FeedbackMode
 		if vl.MaxIterations > 0 {
 			p.MaxIterations = vl.MaxIterations
 		}

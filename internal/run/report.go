@@ -72,6 +72,9 @@ type Report struct {
 	Validation Validation      `json:"validation"`
 	Outputs    []string        `json:"outputs,omitempty"` // files under output/, relative to the run dir
 	Notes      []string        `json:"notes,omitempty"`
+	// Review is set when security.escalation.on_critical: review let a
+	// critical finding through (status review).
+	Review *Review `json:"review,omitempty"`
 	// Resumes counts `fullsend run --resume` continuations of this run
 	// directory (native runtime); the earlier attempts' reports are kept as
 	// report.attempt-N.json.
@@ -181,6 +184,8 @@ type FindingRecord struct {
 	// Accepted: a reviewer accepted this finding for these bytes
 	// (scan-accept.yaml); it never blocks.
 	Accepted *scan.Accepted `json:"accepted,omitempty"`
+	// TraceID correlates the run's findings (security.trace.enabled).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // Validation is the validation loop's record.

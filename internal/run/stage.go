@@ -46,12 +46,20 @@ func (x *execution) stage() error {
 	}{{"skill", &p.Skills}, {"plugin", &p.Plugins}} {
 		out := slices.Clone(*l.list)
 		for i, sp := range out {
-			if sp.Remote || isCached(sp.HostDir, p.CacheDir) {
+			over := l.kind == "skill" && p.hasOverrides(sp.HostDir)
+			if (sp.Remote || isCached(sp.HostDir, p.CacheDir)) && !over {
 				continue
 			}
 			dst := filepath.Join(dir, l.kind+"s", sp.Name)
 			if err := stageTree(roots, sp.HostDir, dst); err != nil {
 				return fmt.Errorf("%s %s (%s): %w", l.kind, sp.Name, sp.HostDir, err)
+			}
+			if over {
+				// After the tree was verified: the staged copy is what
+				// the host scan and the sandbox see.
+				if err := p.applyOverrides(roots, sp.HostDir, dst); err != nil {
+					return fmt.Errorf("%s %s: %w", l.kind, sp.Name, err)
+				}
 			}
 			out[i].HostDir = dst
 		}

@@ -83,6 +83,18 @@ func checkRepoHarness(top, o *harness.Harness, prefix string) error {
 					return refuse("security.sandbox_hooks."+k, "")
 				}
 			}
+		case "security.enabled false":
+			if !o.Security.SecurityEnabled() {
+				return refuse("security.enabled", "")
+			}
+		case "security.escalation.on_critical review":
+			if o.Security.OnCritical == "review" {
+				return refuse("security.escalation.on_critical", "")
+			}
+		case "agent_input":
+			if o.AgentInput != "" {
+				return refuse(f.Key, o.AgentInput)
+			}
 		default:
 			// A row with no check here: fail closed on any harness.
 			return refuse(f.Key, "")

@@ -171,6 +171,9 @@ func TestCheckRepoHarness(t *testing.T) {
 		{"absolute local paths", "skills: [/root/.ssh]\n", "h.yaml:2: skills[0]:"},
 		{"security.sandbox_hooks false", "security:\n  sandbox_hooks: {ssrf: false}\n", "security.sandbox_hooks.ssrf:"},
 		{"forge overlay", "forge:\n  github:\n    pre_script: s.sh\n", "forge.github.pre_script:"},
+		{"security.enabled false", "security:\n  enabled: false\n", "h.yaml:3: security.enabled:"},
+		{"security.escalation.on_critical review", "security:\n  escalation:\n    on_critical: review\n", "h.yaml:4: security.escalation.on_critical:"},
+		{"agent_input", "agent_input: input\n", "h.yaml:2: agent_input:"},
 	} {
 		p := filepath.Join(dir, "h.yaml")
 		write(t, dir, map[string]string{"h.yaml": base + tc.yaml})
@@ -183,7 +186,8 @@ func TestCheckRepoHarness(t *testing.T) {
 		}
 	}
 	covered := map[string]bool{"pre_script": true, "post_script": true, "validation_loop.script": true, "validation_loop.preflight_check": true,
-		"host_files": true, "env.runner": true, "env.sandbox ${VAR}": true, "native.tools": true, "security.sandbox_hooks false": true, "absolute local paths": true}
+		"host_files": true, "env.runner": true, "env.sandbox ${VAR}": true, "native.tools": true, "security.sandbox_hooks false": true, "absolute local paths": true,
+		"security.enabled false": true, "security.escalation.on_critical review": true, "agent_input": true}
 	for _, k := range HarnessFields {
 		if !covered[k.Key] {
 			t.Errorf("row %s has no case here", k.Key)

@@ -63,6 +63,7 @@ var ConfigKeys = []Key{
 	{"sandbox.host_services", Refused, "host endpoints the sandbox reaches"},
 	{"security.fail_mode", Stricter, "open only when the org says open"},
 	{"security.allowed_env_names", Refused, "loader and interpreter variables of host scripts and the sandbox"},
+	{"security.allow_disable", Refused, "whether a harness may set security.enabled: false"},
 	{"security.remote_resources.allowed_domains", Narrow, "hosts fetched from"},
 	{"security.remote_resources.allowed_private_networks", Refused, "private networks reachable by fetches and the sandbox"},
 	{"security.remote_resources.trusted_harness_prefixes", Refused, "harness URLs run without confirmation"},
@@ -95,6 +96,9 @@ var HarnessFields = []Key{
 	{"native.tools", Refused, "host-side network tools of the native runtime"},
 	{"absolute local paths", Refused, "host files outside the repository layer named by absolute path (agent, skills, policy, schema, …)"},
 	{"security.sandbox_hooks false", Refused, "turns off a protection of the agent's session (true is allowed)"},
+	{"security.enabled false", Refused, "turns the context scans advisory and the sandbox hooks off (true is allowed)"},
+	{"security.escalation.on_critical review", Refused, "lets a run with a critical finding complete (halt is allowed)"},
+	{"agent_input", Refused, "host files copied into the target repository the agent works on"},
 }
 
 // Files is the layer table of files of the fullsend dir with a meaning of
