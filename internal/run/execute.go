@@ -84,6 +84,10 @@ type ExecOptions struct {
 type execution struct {
 	// traceID is findingTraceID's, once made (upstream.go).
 	traceID string
+	// repoSettingsBlocked: the runtime's check of the target repository's
+	// own agent-CLI settings blocked the host scan; escalate never turns
+	// that into a review (upstream.go).
+	repoSettingsBlocked bool
 	// feedbackScript is the last validation's failed script run, the
 	// last entry of its errors (feedback.go).
 	feedbackScript *scriptRun
@@ -507,6 +511,7 @@ func (x *execution) hostScan(ctx context.Context) error {
 	x.record("host_scan", cs, true)
 	res := &scan.Result{Findings: cs}
 	res.Blocked = len(res.Blocking()) > 0
+	x.repoSettingsBlocked = res.Blocked
 	if res.Blocked && firstBlock == nil {
 		firstBlock = &BlockedError{Phase: "host_scan", Err: res.Err()}
 	}

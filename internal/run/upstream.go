@@ -80,15 +80,19 @@ func (p *Plan) planUpstream(res *resolve.Result) {
 
 // escalate is what a scan phase's error becomes under on_critical:
 // review: a block by content scanners is recorded for review and the run
-// goes on. A block of the refused Claude settings, or a scan that could
+// goes on. A block of the target repository's refused agent-CLI settings
+// (the runtime's RepoChecker, e.g. claude's), or a scan that could
 // not run, still halts (they fail closed whatever the escalation).
 func (x *execution) escalate(phase string, err error) error {
 	var be *BlockedError
 	if x.plan.ReviewLabel == "" || !errors.As(err, &be) {
 		return err
 	}
+	if phase == "host_scan" && x.repoSettingsBlocked {
+		return err
+	}
 	for _, f := range x.report.Findings {
-		if f.Phase == phase && f.Blocked && (f.Scanner == ClaudeSettingsScanner || f.Rule == "scan-context/failed") {
+		if f.Phase == phase && f.Blocked && f.Rule == "scan-context/failed" {
 			return err
 		}
 	}

@@ -13,15 +13,18 @@ import (
 func TestEscalateKeepsFailClosedBlocks(t *testing.T) {
 	block := &BlockedError{Phase: "host_scan", Err: scan.ErrBlocked}
 	for _, c := range []struct {
-		name    string
-		finding FindingRecord
-		halts   bool
+		name        string
+		finding     FindingRecord
+		repoBlocked bool // the runtime's repository-settings check blocked
+		halts       bool
 	}{
-		{"injection", FindingRecord{Phase: "host_scan", Scanner: "context-injection", Rule: "x", Blocked: true}, false},
-		{"claude settings", FindingRecord{Phase: "host_scan", Scanner: ClaudeSettingsScanner, Rule: "claude-settings/api-key-helper", Blocked: true}, true},
-		{"scan failed", FindingRecord{Phase: "host_scan", Scanner: "scan-context", Rule: "scan-context/failed", Blocked: true}, true},
+		{"injection", FindingRecord{Phase: "host_scan", Scanner: "context-injection", Rule: "x", Blocked: true}, false, false},
+		{"claude settings", FindingRecord{Phase: "host_scan", Scanner: "claude-settings", Rule: "claude-settings/api-key-helper", Blocked: true}, true, true},
+		{"scan failed", FindingRecord{Phase: "host_scan", Scanner: "scan-context", Rule: "scan-context/failed", Blocked: true}, false, true},
 	} {
-		x := &execution{plan: &Plan{ReviewLabel: "r"}, report: &Report{Findings: []FindingRecord{c.finding}}}
+		p := &Plan{}
+		p.ReviewLabel = "r"
+		x := &execution{plan: p, report: &Report{Findings: []FindingRecord{c.finding}}, repoSettingsBlocked: c.repoBlocked}
 		err := x.escalate("host_scan", block)
 		if halts := err != nil; halts != c.halts || (c.halts && !errors.Is(err, scan.ErrBlocked)) {
 			t.Errorf("%s: escalate = %v, want halt %v", c.name, err, c.halts)
