@@ -72,7 +72,10 @@
 // discards the rest). The init, the supervisor and other execs have no pid
 // in its namespace: it cannot signal them, nor prlimit, renice or otherwise
 // address them, although all share the host uid H. Uploads and downloads
-// run in an archive helper hardened exactly like an agent command.
+// run in an archive helper hardened exactly like an agent command: one per
+// session, started by the first transfer and kept (in the supervisor's pid
+// namespace, outside "agent") for every later one, so a run's layout costs
+// one start of the binary, not one per file or tree.
 //
 // # Files on the host
 //
