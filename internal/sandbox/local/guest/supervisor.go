@@ -75,6 +75,8 @@ func runSupervisor() error {
 			s.kill(m.ID)
 		case "untar", "tar":
 			go s.archive(m, files)
+			// The root is complete: get the first exec a spare pid 1.
+			s.ensureSpare()
 		default:
 			CloseAll(files)
 			s.reply(Message{Op: "exit", ID: m.ID, Exit: -1, Err: "unknown op " + m.Op})
@@ -144,6 +146,7 @@ type supervisor struct {
 	mu      sync.Mutex
 	running map[uint64]*running
 	arch    archiver // the session's archive helper (archiver.go)
+	sp      spares   // a pid 1 started ahead of the next exec (spare.go)
 }
 
 func (s *supervisor) reply(m Message) {
@@ -198,6 +201,10 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		startErr(127, err)
 		return
 	}
+	if pid, statusR, ok := s.useSpare(m, path, files); ok {
+		s.track(m, pid, statusR)
+		return
+	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		s.reply(Message{Op: "exit", ID: m.ID, Exit: -1, Err: err.Error()})
@@ -216,12 +223,7 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		Dir:   m.Cwd,
 		Env:   env,
 		Files: fds,
-		Sys: &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
-			Setsid:      true,
-			Pdeathsig:   syscall.SIGKILL,
-		},
+		Sys:   pid1Attr(),
 	})
 	statusW.Close()
 	if err != nil {
@@ -233,6 +235,25 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		startErr(code, err)
 		return
 	}
+	s.track(m, pid, statusR)
+	s.ensureSpare()
+}
+
+// pid1Attr is how every exec's pid 1 starts: new pid and mount namespaces,
+// CAP_SYS_ADMIN (of the supervisor's user namespace) to mount its /proc,
+// its own session, killed with the supervisor.
+func pid1Attr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+		Setsid:      true,
+		Pdeathsig:   syscall.SIGKILL,
+	}
+}
+
+// track waits for the exec's pid 1, enforcing its timeout, and replies
+// with the command's status read from statusR.
+func (s *supervisor) track(m Message, pid int, statusR *os.File) {
 	r := &running{pid: pid}
 	s.mu.Lock()
 	s.running[m.ID] = r
