@@ -96,9 +96,12 @@ func TestCountStarts(t *testing.T) {
 106 execve("/usr/local/sbin/cat", ["cat"], 0x8 /* 9 vars */) = -1 ENOENT (No such file or directory)
 106 execve("/usr/bin/cat", ["cat"], 0x8 /* 9 vars */) = 0
 107 execve("/usr/local/bin/fullsend", ["/usr/local/bin/fullsend", "scan", "context"], 0x9 /* 9 vars */) = 0
+108 execve("/usr/local/bin/fullsend", ["fullsend-sandbox-pid1", "spare"], 0xa /* 2 vars */ <unfinished ...>
+109 execve("/usr/bin/true", ["true"], 0xb /* 9 vars */) = 0
+108 <... execve resumed>) = 0
 `
 	n, other, roles := countStarts([]byte(log), "/tmp/x/fullsend")
-	if n != 7 || other != 2 || roles != "1 run, 1 sandbox-archive, 1 sandbox-enter, 1 sandbox-init, 1 sandbox-pid1, 1 sandbox-supervisor, 1 scan" {
+	if n != 8 || other != 3 || roles != "1 run, 1 sandbox-archive, 1 sandbox-enter, 1 sandbox-init, 2 sandbox-pid1, 1 sandbox-supervisor, 1 scan" {
 		t.Fatalf("countStarts = %d, %d, %q", n, other, roles)
 	}
 }

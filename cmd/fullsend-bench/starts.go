@@ -120,10 +120,26 @@ func (b *bench) starts() error {
 // other execs and the starts by role ("run", "sandbox-init", ...).
 func countStarts(strace []byte, bin string) (n, other int, roles string) {
 	by := map[string]int{}
+	unfinished := map[string]string{} // pid -> the start of its execve line
 	sc := bufio.NewScanner(bytes.NewReader(strace))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		m := execveRe.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		line := strings.TrimSpace(sc.Text())
+		// strace -f splits a call that another process interrupts:
+		// "PID execve(... <unfinished ...>" then "PID <... execve resumed>) = 0".
+		if head, ok := strings.CutSuffix(line, " <unfinished ...>"); ok {
+			if pid, _, ok := strings.Cut(head, " "); ok && strings.Contains(head, " execve(") {
+				unfinished[pid] = head
+			}
+			continue
+		}
+		if pid, rest, ok := strings.Cut(line, " "); ok && unfinished[pid] != "" {
+			if tail, ok := strings.CutPrefix(strings.TrimSpace(rest), "<... execve resumed>"); ok {
+				line = unfinished[pid] + tail
+				delete(unfinished, pid)
+			}
+		}
+		m := execveRe.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

@@ -62,8 +62,8 @@
 // so its runtime needs no new thread before the exec replaces it.
 
 // The supervisor starts each pid 1 ahead of its exec, a spare (see
-// guest's spare.go): at the session's first request and again after every
-// exec, it forks the next pid 1, which prepares exactly as above (its
+// guest's spare.go): at the session's first transfer and after every exec
+// but a one-shot session's first, it forks the next pid 1, which prepares exactly as above (its
 // /proc, capabilities dropped, Landlock, seccomp, RLIMIT_FSIZE) and forks
 // its enter step, both then waiting with /dev/null as stdio and an empty
 // environment. The exec's request (command, environment, directory, stdio

@@ -103,6 +103,14 @@ func TestSpareServesTheNextExec(t *testing.T) {
 	if err != nil || cold.ExitCode != 0 {
 		t.Fatalf("first exec: %+v, %v", cold, err)
 	}
+	// A one-shot sandbox starts no spare after its exec.
+	time.Sleep(100 * time.Millisecond)
+	if sp := spares(t, s); len(sp) != 0 {
+		t.Fatalf("spare %v after the first exec", sp)
+	}
+	if r, err := ss.Exec(ctx, sandbox.ExecRequest{Args: []string{"true"}}); err != nil || r.ExitCode != 0 {
+		t.Fatalf("second exec: %+v, %v", r, err)
+	}
 	sp := waitSpare(t, s)
 	script := `n=0; for p in /proc/[0-9]*/comm; do [ "$(cat $p)" = fullsend ] && n=$((n+1)); done; [ -d /proc/1 ] && echo "fullsend processes $n, pid 1 $(cat /proc/1/comm)"; echo "dir $(pwd)"; echo "foo $FOO"; read line; echo "in $line"; echo err >&2
 grep -E '^(Seccomp_filters|CapEff|NoNewPrivs):' /proc/self/status; cat /proc/self/cgroup; exit 7`

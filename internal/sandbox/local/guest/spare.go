@@ -30,8 +30,10 @@ import (
 // pid namespace stays the exec's own.
 //
 // The supervisor keeps at most one spare. It starts one at the first
-// request (the sandbox's root is complete by then: the host sends requests
-// only once the init is ready) and again after every exec.
+// transfer (the sandbox's root is complete by then: the host sends requests
+// only once the init is ready) and after every exec but the first of a
+// session that had no transfer before it: a one-shot `sandbox exec` starts
+// no spare it would not use.
 const spareArg = "spare"
 
 // Descriptors of a spare pid 1 after fdStatus: the request socket. A spare
@@ -53,6 +55,19 @@ type spares struct {
 	mu       sync.Mutex
 	cur      *spare
 	starting bool
+	primed   bool // a request came: later execs are likely
+}
+
+// primeSpare notes a request and starts a spare unless it is the first
+// request of the session and an exec (see spareArg).
+func (s *supervisor) primeSpare(transfer bool) {
+	s.sp.mu.Lock()
+	primed := s.sp.primed
+	s.sp.primed = true
+	s.sp.mu.Unlock()
+	if primed || transfer {
+		s.ensureSpare()
+	}
 }
 
 // ensureSpare starts a spare unless one is there or starting.

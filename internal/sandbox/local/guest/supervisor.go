@@ -76,7 +76,7 @@ func runSupervisor() error {
 		case "untar", "tar":
 			go s.archive(m, files)
 			// The root is complete: get the first exec a spare pid 1.
-			s.ensureSpare()
+			s.primeSpare(true)
 		default:
 			CloseAll(files)
 			s.reply(Message{Op: "exit", ID: m.ID, Exit: -1, Err: "unknown op " + m.Op})
@@ -236,7 +236,7 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		return
 	}
 	s.track(m, pid, statusR)
-	s.ensureSpare()
+	s.primeSpare(false)
 }
 
 // pid1Attr is how every exec's pid 1 starts: new pid and mount namespaces,
