@@ -99,9 +99,11 @@ func TestCountStarts(t *testing.T) {
 108 execve("/usr/local/bin/fullsend", ["fullsend-sandbox-pid1", "spare"], 0xa /* 2 vars */ <unfinished ...>
 109 execve("/usr/bin/true", ["true"], 0xb /* 9 vars */) = 0
 108 <... execve resumed>) = 0
+111 execve("/usr/local/bin/fullsend", ["/usr/local/bin/fullsend", "scan", "context"], 0xc /* 9 vars */ <pid changed to 110 ...>
+110 <... execve resumed>)             = 0
 `
 	n, other, roles := countStarts([]byte(log), "/tmp/x/fullsend")
-	if n != 8 || other != 3 || roles != "1 run, 1 sandbox-archive, 1 sandbox-enter, 1 sandbox-init, 2 sandbox-pid1, 1 sandbox-supervisor, 1 scan" {
+	if n != 9 || other != 3 || roles != "1 run, 1 sandbox-archive, 1 sandbox-enter, 1 sandbox-init, 2 sandbox-pid1, 1 sandbox-supervisor, 2 scan" {
 		t.Fatalf("countStarts = %d, %d, %q", n, other, roles)
 	}
 }

@@ -85,7 +85,12 @@ func scriptWithExecs(script []byte, n int) ([]byte, error) {
 
 // execveRe matches a successful execve in `strace -f -e trace=execve`
 // output: the pid, the path and argv[0].
-var execveRe = regexp.MustCompile(`^\d+\s+execve\("([^"]*)", \["((?:[^"\\]|\\.)*)"(?:, "((?:[^"\\]|\\.)*)")?.*\) = 0$`)
+var execveRe = regexp.MustCompile(`^\d+\s+execve\("([^"]*)", \["((?:[^"\\]|\\.)*)"(?:, "((?:[^"\\]|\\.)*)")?.*\)\s+= 0$`)
+
+// splitRe matches the first half of an execve strace -f split: the pid,
+// the call so far and, when a thread other than the leader made it, the
+// pid the rest appears under.
+var splitRe = regexp.MustCompile(`^(\d+)\s+(execve\(.*?)\s*<(?:unfinished \.\.\.|pid changed to (\d+) \.\.\.)>$`)
 
 // starts counts the fullsend binary starts of one `run` of examples/hello
 // with strace: every successful execve of the binary, of /proc/self/exe
@@ -126,11 +131,15 @@ func countStarts(strace []byte, bin string) (n, other int, roles string) {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		// strace -f splits a call that another process interrupts:
-		// "PID execve(... <unfinished ...>" then "PID <... execve resumed>) = 0".
-		if head, ok := strings.CutSuffix(line, " <unfinished ...>"); ok {
-			if pid, _, ok := strings.Cut(head, " "); ok && strings.Contains(head, " execve(") {
-				unfinished[pid] = head
+		// "PID execve(... <unfinished ...>" then "PID <... execve resumed>) = 0",
+		// and one made by a thread other than the leader: "TID execve(...
+		// <pid changed to PID ...>" then "PID <... execve resumed>) = 0".
+		if m := splitRe.FindStringSubmatch(line); m != nil {
+			pid := m[1]
+			if m[3] != "" {
+				pid = m[3]
 			}
+			unfinished[pid] = m[1] + " " + m[2]
 			continue
 		}
 		if pid, rest, ok := strings.Cut(line, " "); ok && unfinished[pid] != "" {
