@@ -66,7 +66,7 @@ func waitSpare(t *testing.T, s *session) int {
 	for i := 0; ; i++ {
 		if sp := spares(t, s); len(sp) == 1 {
 			// Its enter step is up too once the pid 1 has prepared.
-			for j := 0; j < 500; j++ {
+			for j := 0; j < 3000; j++ {
 				for _, d := range descendants(t, sp[0]) {
 					if cl, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(d), "cmdline")); string(cl) == "fullsend-sandbox-enter\x00spare\x00" {
 						return sp[0]
@@ -76,8 +76,8 @@ func waitSpare(t *testing.T, s *session) int {
 			}
 			t.Fatal("the spare pid 1 started no enter step")
 		}
-		if i == 500 {
-			t.Fatalf("no single spare pid 1 after 5s: %v", spares(t, s))
+		if i == 3000 {
+			t.Fatalf("no single spare pid 1 after 30s: %v", spares(t, s))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -82,6 +82,7 @@ func (a *archiver) do(cfg SuperConfig, op, path string, f *os.File) Message {
 	err := h.c.send(Message{Op: op, ID: id, Path: path}, f)
 	if err != nil {
 		delete(h.pending, id)
+		a.cur = nil // gone: the next request starts another
 	}
 	a.mu.Unlock()
 	f.Close()
