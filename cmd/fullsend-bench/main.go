@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -189,6 +190,9 @@ func main() {
 	flag.IntVar(&o.n, "n", 21, "rounds per row (each round runs fullsend and its yardstick once)")
 	flag.IntVar(&o.nScan, "n-scan", 5, "rounds for the scan row")
 	flag.IntVar(&o.scanMB, "scan-mb", 50, "size of the generated markdown file for the scan row, in MB (10^6 bytes)")
+	flag.IntVar(&o.nDD, "n-dd", 5, "rounds for the dd row")
+	flag.IntVar(&o.ddMB, "dd-mb", 1024, "MiB the dd row writes")
+	flag.IntVar(&o.nCold, "n-cold", 5, "runs (-count) of the cold resolution benchmark")
 	flag.StringVar(&o.bin, "fullsend", "", "fullsend binary to measure (default: build ./cmd/fullsend)")
 	flag.StringVar(&o.repo, "repo", ".", "fullsend source tree (for building and for examples/hello)")
 	flag.StringVar(&o.corpus, "corpus", "", "the fullsend-ai/agents library for the code row (default: $FULLSEND_CORPUS, else ../shared/corpus/fullsend-agents beside -repo)")
@@ -204,12 +208,13 @@ func main() {
 // options are the command's flags.
 type options struct {
 	n, nScan, scanMB        int
+	nDD, ddMB, nCold        int
 	bin, repo, corpus, only string
 	markdown                bool
 }
 
 // rowNames lists the rows in the order they run and print.
-var rowNames = []string{"version", "exec", "scan", "resolve", "run", "code", "hooks", "size"}
+var rowNames = []string{"version", "exec", "live", "scan", "resolve", "run", "starts", "dd", "cold", "code", "hooks", "size"}
 
 // bench holds what every row needs: the binaries, the scratch tree and the
 // rows measured so far.
@@ -218,11 +223,14 @@ type bench struct {
 	tmp, hello, ws string
 	baseEnv        []string
 	rows           []row
+	// loadBefore and loadAfter are /proc/loadavg's 1, 5 and 15 minute
+	// figures when the rows start and when they end.
+	loadBefore, loadAfter string
 }
 
 func mainErr(o options) error {
-	if o.n < 1 || o.nScan < 1 || o.scanMB < 1 {
-		return errors.New("-n, -n-scan and -scan-mb must be at least 1")
+	if o.n < 1 || o.nScan < 1 || o.scanMB < 1 || o.nDD < 1 || o.ddMB < 1 || o.nCold < 1 {
+		return errors.New("-n, -n-scan, -scan-mb, -n-dd, -dd-mb and -n-cold must be at least 1")
 	}
 	want := map[string]bool{}
 	for _, f := range strings.Split(o.only, ",") {
@@ -241,7 +249,9 @@ func mainErr(o options) error {
 	steps := map[string]func() error{
 		"version": b.version, "exec": b.exec, "scan": b.scan, "resolve": b.resolve,
 		"run": b.run, "code": b.code, "hooks": b.hooks, "size": b.size,
+		"live": b.live, "starts": b.starts, "dd": b.dd, "cold": b.cold,
 	}
+	b.loadBefore = loadAvg()
 	for _, k := range rowNames {
 		if len(want) == 0 || want[k] {
 			if err := steps[k](); err != nil {
@@ -249,6 +259,7 @@ func mainErr(o options) error {
 			}
 		}
 	}
+	b.loadAfter = loadAvg()
 	b.print()
 	return nil
 }
@@ -379,14 +390,14 @@ func (b *bench) resolve() error {
 }
 
 func (b *bench) run() error {
-	x, _, err := pair(b.n, job{cmds: []*cmdSpec{b.fs("run", "--target-repo", "none", "hello/harness.yaml")}}, nil)
+	x, y, err := pair(b.n, job{cmds: []*cmdSpec{b.fs("run", "--target-repo", "none", "hello/harness.yaml")}}, &job{cmds: []*cmdSpec{b.helloInOneExec()}})
 	if err != nil {
 		b.fail("`fullsend run` examples/hello", err)
 		return nil
 	}
-	b.add(row{"`fullsend run` of examples/hello (script runtime, local sandbox), whole process", "≤ 200 ms",
-		fmt.Sprintf("%s; %s (own process and its children); %s", wallText(x), cpuText(x), rssText(x)),
-		"`fullsend run --target-repo none hello/harness.yaml`"})
+	b.add(row{"`fullsend run` of examples/hello (script runtime, local sandbox), whole process, vs the same agent commands in one `sandbox exec`", "≤ 200 ms; ≤ 1.5× one exec",
+		fmt.Sprintf("%s vs %s = %.1f×; %s (own process and its children); %s", wallText(x), wallText(y), ratio(x, y), cpuText(x), rssText(x)),
+		"`fullsend run --target-repo none hello/harness.yaml` / `fullsend sandbox exec --ro hello:/sandbox/hello -- sh -c 'cat …/SKILL.md; printf …; mkdir -p /sandbox/output; printf … >/sandbox/output/agent-result.json'`"})
 	return nil
 }
 
@@ -423,7 +434,9 @@ func (b *bench) size() error {
 }
 
 func (b *bench) print() {
+	load := fmt.Sprintf("load average (1, 5, 15 min): %s at the start, %s at the end, %d CPUs", b.loadBefore, b.loadAfter, runtime.NumCPU())
 	if b.markdown {
+		fmt.Printf("%s; %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), load)
 		fmt.Println("| what (whole processes) | target | measured: median (min–max) | command |")
 		fmt.Println("|---|---|---|---|")
 		for _, r := range b.rows {
@@ -431,6 +444,7 @@ func (b *bench) print() {
 		}
 		return
 	}
+	fmt.Println(load)
 	for _, r := range b.rows {
 		fmt.Printf("%s\n  target:   %s\n  measured: %s\n  command:  %s\n", r.what, r.target, r.measured, r.command)
 	}

@@ -84,3 +84,37 @@ func TestHostVarSources(t *testing.T) {
 		t.Fatalf("host file variables = %v", got)
 	}
 }
+
+func TestCountStarts(t *testing.T) {
+	log := `100 execve("/tmp/x/fullsend", ["/tmp/x/fullsend", "run", "--target-repo"], 0x1 /* 3 vars */) = 0
+101 execve("/proc/self/exe", ["/proc/self/exe", "fullsend-sandbox-init"], 0x2 /* 1 var */) = 0
+102 execve("/proc/self/exe", ["fullsend-sandbox-supervisor"], 0x3 /* 3 vars */) = 0
+103 execve("/usr/local/bin/fullsend", ["fullsend-sandbox-archive", "untar", "/sandbox/w"], 0x4 /* 2 vars */) = 0
+104 execve("/usr/local/bin/fullsend", ["fullsend-sandbox-pid1", "/usr/bin/sh", "sh"], 0x5 /* 9 vars */) = 0
+105 execve("/proc/self/exe", ["fullsend-sandbox-enter", "/usr/bin/sh"], 0x6 /* 9 vars */) = 0
+105 execve("/usr/bin/sh", ["sh", "-c", "true"], 0x7 /* 9 vars */) = 0
+106 execve("/usr/local/sbin/cat", ["cat"], 0x8 /* 9 vars */) = -1 ENOENT (No such file or directory)
+106 execve("/usr/bin/cat", ["cat"], 0x8 /* 9 vars */) = 0
+107 execve("/usr/local/bin/fullsend", ["/usr/local/bin/fullsend", "scan", "context"], 0x9 /* 9 vars */) = 0
+108 execve("/usr/local/bin/fullsend", ["fullsend-sandbox-pid1", "spare"], 0xa /* 2 vars */ <unfinished ...>
+109 execve("/usr/bin/true", ["true"], 0xb /* 9 vars */) = 0
+108 <... execve resumed>) = 0
+111 execve("/usr/local/bin/fullsend", ["/usr/local/bin/fullsend", "scan", "context"], 0xc /* 9 vars */ <pid changed to 110 ...>
+110 <... execve resumed>)             = 0
+`
+	n, other, roles := countStarts([]byte(log), "/tmp/x/fullsend")
+	if n != 9 || other != 3 || roles != "1 run, 1 sandbox-archive, 1 sandbox-enter, 1 sandbox-init, 2 sandbox-pid1, 1 sandbox-supervisor, 2 scan" {
+		t.Fatalf("countStarts = %d, %d, %q", n, other, roles)
+	}
+}
+
+func TestScriptWithExecs(t *testing.T) {
+	got, err := scriptWithExecs([]byte("# c\nsteps:\n  - say: hi\n"), 2)
+	want := "# c\nsteps:\n  - exec:\n      cmd: 'true'\n  - exec:\n      cmd: 'true'\n  - say: hi\n"
+	if err != nil || string(got) != want {
+		t.Fatalf("scriptWithExecs = %q, %v", got, err)
+	}
+	if _, err := scriptWithExecs([]byte("say: hi\n"), 1); err == nil {
+		t.Fatal("a file without steps was accepted")
+	}
+}

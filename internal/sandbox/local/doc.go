@@ -61,6 +61,17 @@
 // there, with one processor, no garbage collection and no other goroutine,
 // so its runtime needs no new thread before the exec replaces it.
 
+// The supervisor starts each pid 1 ahead of its exec, a spare (see
+// guest's spare.go): at the session's first transfer and after every exec
+// but a one-shot session's first, it forks the next pid 1, which prepares exactly as above (its
+// /proc, capabilities dropped, Landlock, seccomp, RLIMIT_FSIZE) and forks
+// its enter step, both then waiting with /dev/null as stdio and an empty
+// environment. The exec's request (command, environment, directory, stdio
+// and cgroup descriptors) reaches them over a socket, and the pid 1 places
+// the enter step as above. Each spare serves one exec, so every exec still
+// has a pid namespace of its own; an exec in a live session waits for no
+// start of the binary, only for its command's.
+//
 // The supervisor and each pid 1 mark every descriptor above stdio
 // close-on-exec first: nothing they start inherits one by accident (their
 // control channels, cgroup.procs files, or whatever the fullsend process
@@ -72,7 +83,10 @@
 // discards the rest). The init, the supervisor and other execs have no pid
 // in its namespace: it cannot signal them, nor prlimit, renice or otherwise
 // address them, although all share the host uid H. Uploads and downloads
-// run in an archive helper hardened exactly like an agent command.
+// run in an archive helper hardened exactly like an agent command: one per
+// session, started by the first transfer and kept (in the supervisor's pid
+// namespace, outside "agent") for every later one, so a run's layout costs
+// one start of the binary, not one per file or tree.
 //
 // # Files on the host
 //

@@ -6,6 +6,7 @@
 // -n runs).
 //
 //	go run ./internal/sandbox/cmd/sandboxbench -n 50
+//	go run ./internal/sandbox/cmd/sandboxbench -n 20 -pause 300ms  # idle before each live exec
 //
 // The docker column needs a running engine and a local image named by
 // -image (default: the suite's busybox image, if imported).

@@ -41,12 +41,17 @@ func (s stats) String() string {
 	return fmt.Sprintf("%7.2f ms (p90 %6.2f)", float64(s.median.Microseconds())/1000, float64(s.p90.Microseconds())/1000)
 }
 
-func measure(n int, f func() error) stats {
+func measure(n int, f func() error) stats { return measureAfter(n, 0, f) }
+
+// measureAfter times f n times after a warm-up, sleeping idle (untimed)
+// before each run.
+func measureAfter(n int, idle time.Duration, f func() error) stats {
 	var d []time.Duration
 	if err := f(); err != nil { // warm-up
 		return stats{note: "error: " + oneLine(err.Error())}
 	}
 	for i := 0; i < n; i++ {
+		time.Sleep(idle)
 		t := time.Now()
 		if err := f(); err != nil {
 			return stats{note: "error: " + oneLine(err.Error())}
@@ -63,6 +68,10 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// pause is the idle time before each timed exec in a live session (flag
+// -pause): an agent's model thinks between two tool calls.
+var pause time.Duration
 
 func backendRows(b sandbox.Backend, n int) (full, execLive stats) {
 	ctx := context.Background()
@@ -85,7 +94,7 @@ func backendRows(b sandbox.Backend, n int) (full, execLive stats) {
 		return full, stats{note: "error: " + oneLine(err.Error())}
 	}
 	defer s.Terminate(ctx)
-	execLive = measure(n, func() error {
+	execLive = measureAfter(n, pause, func() error {
 		r, err := s.Exec(ctx, sandbox.ExecRequest{Args: []string{"true"}})
 		if err == nil && r.ExitCode != 0 {
 			err = fmt.Errorf("true: exit %d", r.ExitCode)
@@ -127,6 +136,7 @@ func main() {
 	// The local and docker sessions run this binary as their roles.
 	reexec.Main()
 	n := flag.Int("n", 50, "runs per measurement")
+	flag.DurationVar(&pause, "pause", 0, "idle time before each timed exec in a live session (a model's think time; 0 = back to back)")
 	image := flag.String("image", "", "docker image (digest or id); default: fullsend-sandboxtest-busybox:latest's id")
 	flag.Parse()
 

@@ -45,13 +45,21 @@ func runEnter() {
 	runtime.GOMAXPROCS(1)
 	debug.SetGCPercent(-1)
 	var as, nproc, fsize uint64
-	if _, err := fmt.Sscanf(os.Getenv(envLimits), "%d,%d,%d", &as, &nproc, &fsize); err != nil || len(os.Args) < 3 {
+	spare := len(os.Args) == 2 && os.Args[1] == spareArg
+	if _, err := fmt.Sscanf(os.Getenv(envLimits), "%d,%d,%d", &as, &nproc, &fsize); err != nil || (len(os.Args) < 3 && !spare) {
 		enterFail(126, fmt.Errorf("bad limits %q", os.Getenv(envLimits)))
 	}
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, envLimits+"=") && !strings.HasPrefix(kv, EnvRole+"=") {
-			env = append(env, kv)
+	var path string
+	var argv, env []string
+	if spare {
+		path, argv, env = spareRequest()
+	} else {
+		path, argv = os.Args[1], os.Args[2:]
+		env = make([]string, 0, len(os.Environ()))
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, envLimits+"=") && !strings.HasPrefix(kv, EnvRole+"=") {
+				env = append(env, kv)
+			}
 		}
 	}
 	set := func(name string, res int, v uint64) {
@@ -68,7 +76,6 @@ func runEnter() {
 		signal.Ignore(syscall.SIGXFSZ)
 	}
 	set("RLIMIT_AS", unix.RLIMIT_AS, as)
-	path, argv := os.Args[1], os.Args[2:]
 	prefix := "fullsend sandbox: " + argv[0] + ": "
 	b := []byte{enterGo}
 	if _, _, e := unix.RawSyscall(unix.SYS_WRITE, fdEnterReady, uintptr(unsafe.Pointer(&b[0])), 1); e != 0 {

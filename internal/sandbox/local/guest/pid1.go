@@ -45,17 +45,19 @@ func runPid1() error {
 	if err := json.Unmarshal([]byte(os.Getenv(envSuper)), &cfg); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	// argv: the role name, the command's resolved path, its argv.
+	// argv: the role name, then the command's resolved path and its
+	// argv, or spareArg for a spare (see serveSpare).
+	spare := len(os.Args) == 2 && os.Args[1] == spareArg
 	nExec, err := strconv.Atoi(os.Getenv(envCgroups))
-	if err != nil || nExec < 0 || len(os.Args) < 3 {
+	if !spare && (err != nil || nExec < 0 || len(os.Args) < 3) {
 		return fmt.Errorf("bad exec request")
 	}
 	os.Unsetenv(envSuper)
 	os.Unsetenv(envCgroups)
 	status := os.NewFile(fdStatus, "status")
-	execCG := make([]*os.File, nExec)
-	for i := range execCG {
-		execCG[i] = os.NewFile(uintptr(fdCgroups+i), "cgroup.procs")
+	var execCG []*os.File
+	for i := 0; !spare && i < nExec; i++ {
+		execCG = append(execCG, os.NewFile(uintptr(fdCgroups+i), "cgroup.procs"))
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
@@ -84,8 +86,13 @@ func runPid1() error {
 		}
 		signal.Ignore(syscall.SIGXFSZ)
 	}
-	pid, err := startCommand(cfg, execCG)
-	CloseAll(execCG)
+	var pid int
+	if spare {
+		pid, err = serveSpare(cfg)
+	} else {
+		pid, err = startCommand(cfg, execCG)
+		CloseAll(execCG)
+	}
 	if err != nil {
 		return err
 	}
@@ -146,45 +153,71 @@ func cloexecFrom(first int) error {
 // the exec's groups by pid (a move is not a fork: a spent budget does not
 // refuse it) and lets it go; it becomes the command.
 func startCommand(cfg SuperConfig, execCG []*os.File) (int, error) {
+	e, err := forkEnter(cfg, os.Args[1:], os.Environ(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("start %s: %w", os.Args[2], err)
+	}
+	return e.place(os.Args[2], execCG)
+}
+
+// enterStep is a started enter role: its pid, the pipe that lets it go and
+// the one on which it says it is ready.
+type enterStep struct {
+	pid         int
+	goW, readyR *os.File
+}
+
+// forkEnter starts the enter role with args after its role name, env, and
+// extra descriptors after its own (fdEnterGo, fdEnterReady).
+func forkEnter(cfg SuperConfig, args, env []string, extra []uintptr) (*enterStep, error) {
 	goR, goW, err := os.Pipe()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer goW.Close()
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		goR.Close()
-		return 0, err
+		goW.Close()
+		return nil, err
 	}
-	defer readyR.Close()
-	env := append(os.Environ(), EnvRole+"=enter", fmt.Sprintf("%s=%d,%d,%d", envLimits, cfg.AS, cfg.Nproc, cfg.FSize))
+	env = append(append([]string(nil), env...), EnvRole+"=enter", fmt.Sprintf("%s=%d,%d,%d", envLimits, cfg.AS, cfg.Nproc, cfg.FSize))
 	// syscall.ForkExec, not os.StartProcess: no pidfd (and none of the
 	// start-up probing that comes with it); the caller reaps by pid.
-	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{"fullsend-sandbox-enter"}, os.Args[1:]...), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec("/proc/self/exe", append([]string{"fullsend-sandbox-enter"}, args...), &syscall.ProcAttr{
 		Env:   env,
-		Files: []uintptr{0, 1, 2, goR.Fd(), readyW.Fd()},
+		Files: append([]uintptr{0, 1, 2, goR.Fd(), readyW.Fd()}, extra...),
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	goR.Close()
 	readyW.Close()
 	if err != nil {
-		return 0, fmt.Errorf("start %s: %w", os.Args[2], err)
+		goW.Close()
+		readyR.Close()
+		return nil, err
 	}
-	if n, _ := readyR.Read(make([]byte, 1)); n != 1 {
+	return &enterStep{pid: pid, goW: goW, readyR: readyR}, nil
+}
+
+// place waits until the enter step is ready, moves it into the exec's
+// groups and lets it go; name is the command's, for errors.
+func (e *enterStep) place(name string, execCG []*os.File) (int, error) {
+	defer e.goW.Close()
+	defer e.readyR.Close()
+	if n, _ := e.readyR.Read(make([]byte, 1)); n != 1 {
 		// It failed before it was ready and said why on stderr; its exit
 		// status is the command's.
-		return pid, nil
+		return e.pid, nil
 	}
 	for _, f := range execCG {
-		if _, err := f.WriteString(strconv.Itoa(pid)); err != nil {
-			unix.Kill(pid, unix.SIGKILL)
-			return 0, fmt.Errorf("move %s into the exec's cgroup: %w", os.Args[2], err)
+		if _, err := f.WriteString(strconv.Itoa(e.pid)); err != nil {
+			unix.Kill(e.pid, unix.SIGKILL)
+			return 0, fmt.Errorf("move %s into the exec's cgroup: %w", name, err)
 		}
 	}
-	if _, err := goW.Write([]byte{enterGo}); err != nil {
-		return 0, fmt.Errorf("start %s: %w", os.Args[2], err)
+	if _, err := e.goW.Write([]byte{enterGo}); err != nil {
+		return 0, fmt.Errorf("start %s: %w", name, err)
 	}
-	return pid, nil
+	return e.pid, nil
 }
 
 // parseExitStatus reads the pid1 role's status line: the command's exit

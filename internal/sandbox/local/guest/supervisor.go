@@ -17,8 +17,6 @@ import (
 
 	"golang.org/x/sys/unix"
 	"kernel.org/pub/linux/libs/security/libcap/psx"
-
-	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/archive"
 )
 
 // runSupervisor runs as the agent uid in a nested user namespace that owns
@@ -27,7 +25,8 @@ import (
 // more. It is not dumpable, carries the ProfileSupervisor seccomp filter
 // and is invisible to agent commands, which all run in pid namespaces below
 // it (see runPid1). Each exec is one pid1 process; each upload or download
-// one archive process hardened like an agent command.
+// one request to the session's archive helper, a process hardened like an
+// agent command (see archiver).
 //
 // The init starts it while it still builds the sandbox's root and moves
 // it into the sandbox's own cgroups (so that everything it starts is born
@@ -76,6 +75,8 @@ func runSupervisor() error {
 			s.kill(m.ID)
 		case "untar", "tar":
 			go s.archive(m, files)
+			// The root is complete: get the first exec a spare pid 1.
+			s.primeSpare(true)
 		default:
 			CloseAll(files)
 			s.reply(Message{Op: "exit", ID: m.ID, Exit: -1, Err: "unknown op " + m.Op})
@@ -144,6 +145,8 @@ type supervisor struct {
 	ctl     *conn
 	mu      sync.Mutex
 	running map[uint64]*running
+	arch    archiver // the session's archive helper (archiver.go)
+	sp      spares   // a pid 1 started ahead of the next exec (spare.go)
 }
 
 func (s *supervisor) reply(m Message) {
@@ -198,6 +201,10 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		startErr(127, err)
 		return
 	}
+	if pid, statusR, ok := s.useSpare(m, path, files); ok {
+		s.track(m, pid, statusR)
+		return
+	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		s.reply(Message{Op: "exit", ID: m.ID, Exit: -1, Err: err.Error()})
@@ -216,12 +223,7 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		Dir:   m.Cwd,
 		Env:   env,
 		Files: fds,
-		Sys: &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
-			Setsid:      true,
-			Pdeathsig:   syscall.SIGKILL,
-		},
+		Sys:   pid1Attr(),
 	})
 	statusW.Close()
 	if err != nil {
@@ -233,6 +235,25 @@ func (s *supervisor) exec(m Message, files []*os.File) {
 		startErr(code, err)
 		return
 	}
+	s.track(m, pid, statusR)
+	s.primeSpare(false)
+}
+
+// pid1Attr is how every exec's pid 1 starts: new pid and mount namespaces,
+// CAP_SYS_ADMIN (of the supervisor's user namespace) to mount its /proc,
+// its own session, killed with the supervisor.
+func pid1Attr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+		Setsid:      true,
+		Pdeathsig:   syscall.SIGKILL,
+	}
+}
+
+// track waits for the exec's pid 1, enforcing its timeout, and replies
+// with the command's status read from statusR.
+func (s *supervisor) track(m Message, pid int, statusR *os.File) {
 	r := &running{pid: pid}
 	s.mu.Lock()
 	s.running[m.ID] = r
@@ -284,88 +305,3 @@ func (s *supervisor) kill(id uint64) {
 
 // selfExe is the fullsend binary as every process in the sandbox sees it.
 const selfExe = "/usr/local/bin/fullsend"
-
-// archive runs one upload ("untar") or download ("tar") in an archive
-// process hardened like an agent command, so the sandbox's permissions and
-// rules apply to what it reads and writes.
-func (s *supervisor) archive(m Message, files []*os.File) {
-	defer CloseAll(files)
-	out := Message{Op: "exit", ID: m.ID}
-	if len(files) != 1 {
-		out.Exit, out.Err = -1, "bad archive request"
-		s.reply(out)
-		return
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		out.Exit, out.Err = -1, err.Error()
-		s.reply(out)
-		return
-	}
-	stdio := []*os.File{files[0], nil, errW}
-	if m.Op == "tar" {
-		stdio = []*os.File{nil, files[0], errW}
-	}
-	sc, _ := json.Marshal(s.cfg)
-	p, err := os.StartProcess(selfExe, []string{"fullsend-sandbox-archive", m.Op, m.Path}, &os.ProcAttr{
-		Dir:   "/",
-		Env:   append([]string{EnvRole + "=archive", envSuper + "=" + string(sc)}, RaceEnv()...),
-		Files: stdio,
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
-	})
-	errW.Close()
-	files[0].Close()
-	if err != nil {
-		errR.Close()
-		out.Exit, out.Err = -1, err.Error()
-		s.reply(out)
-		return
-	}
-	msg, _ := io.ReadAll(io.LimitReader(errR, 4096))
-	io.Copy(io.Discard, errR)
-	errR.Close()
-	st, err := p.Wait()
-	switch {
-	case err != nil:
-		out.Exit, out.Err = -1, err.Error()
-	case !st.Success():
-		out.Exit = 1
-		out.Err = strings.TrimSpace(string(msg))
-		if out.Err == "" {
-			out.Err = st.String()
-		}
-	}
-	s.reply(out)
-}
-
-// runArchive is the archive role: harden like an agent command, then
-// extract the tar stream on stdin at argv[2] ("untar") or write argv[2] as
-// a tar stream to stdout ("tar").
-func runArchive() error {
-	var cfg SuperConfig
-	if err := json.Unmarshal([]byte(os.Getenv(envSuper)), &cfg); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	os.Unsetenv(envSuper)
-	if len(os.Args) != 3 {
-		return fmt.Errorf("bad archive request")
-	}
-	if err := hardenAgent(cfg); err != nil {
-		return err
-	}
-	var err error
-	switch os.Args[1] {
-	case "untar":
-		err = archive.Extract(os.Stdin, os.Args[2], -1, -1)
-	case "tar":
-		err = archive.Write(os.Stdout, os.Args[2])
-	default:
-		err = fmt.Errorf("unknown archive op %q", os.Args[1])
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		unix.Exit(1)
-	}
-	unix.Exit(0) // see runPid1
-	return nil
-}
