@@ -700,9 +700,10 @@ func firstLine(bufs ...[]byte) string {
 
 // onEvent appends a runtime event to events.jsonl and counts errors.
 func (x *execution) onEvent(e runtime.Event) {
-	if e.Kind == runtime.EventInfo && e.Name == native.InfoEndpointChanged {
-		// A resumed transcript recorded another endpoint: a note of the
-		// report, shown even with --quiet.
+	if e.Kind == runtime.EventInfo && (e.Name == native.InfoEndpointChanged || e.Name == native.InfoWorkspace) {
+		// A resumed transcript recorded another endpoint, a workspace
+		// snapshot was not taken or restored: a note of the report, shown
+		// even with --quiet.
 		x.note(e.Text)
 	} else {
 		x.progressEvent(e)

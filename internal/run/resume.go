@@ -58,7 +58,11 @@ func prepareResume(d *rundir.Dir, id, harnessSHA string) (int, string, error) {
 		return 0, "", fmt.Errorf("--resume: run %s: %w: no %s (only native runs can be resumed)", id, ErrNotResumable, native.TranscriptFile)
 	}
 	verify := func() error {
-		if _, err := native.LoadState(d.Path()); err != nil {
+		st, err := native.LoadState(d.Path())
+		if err == nil {
+			err = native.VerifySnapshot(d.Path(), st)
+		}
+		if err != nil {
 			return fmt.Errorf("--resume: run %s: %w: %w (start a new run)", id, err, ErrRunRefused)
 		}
 		return nil

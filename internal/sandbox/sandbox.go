@@ -345,6 +345,28 @@ type Snapshotter interface {
 	Restore(ctx context.Context, r io.Reader, skip []string) error
 }
 
+// Wrapper is a Session that adds to another one (e.g. a run's limit
+// accounting); the optional interfaces are looked up on what it wraps.
+type Wrapper interface {
+	Unwrap() Session
+}
+
+// SnapshotterOf returns s's Snapshotter, or that of the session s wraps
+// (through Wrapper, at any depth).
+func SnapshotterOf(s Session) (Snapshotter, bool) {
+	for s != nil {
+		if sn, ok := s.(Snapshotter); ok {
+			return sn, true
+		}
+		w, ok := s.(Wrapper)
+		if !ok {
+			break
+		}
+		s = w.Unwrap()
+	}
+	return nil, false
+}
+
 // Resumer resumes a session from a snapshot id.
 type Resumer interface {
 	Resume(ctx context.Context, snapshotID string) (Session, error)

@@ -258,6 +258,10 @@ func (l *loop) run(ctx context.Context) result {
 			}
 			return result{stop: runtime.StopError, err: err}
 		}
+		// The turn is over: keep the workspace as the tools left it.
+		if err := l.saveWorkspace(ctx); err != nil {
+			return result{stop: runtime.StopError, err: err}
+		}
 	}
 }
 

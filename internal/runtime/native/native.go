@@ -427,6 +427,12 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		return nil, err
 	}
 	defer l.close()
+	if ro.resume {
+		// The resumed loop continues in the workspace it had.
+		if err := l.restoreWorkspace(ctx); err != nil {
+			return fail("resume", err)
+		}
+	}
 	r.takeSnapshot(l, mc)
 	in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: mc.Model, Text: fmt.Sprintf("native loop: %s %s (%s)", mc.API, mc.Endpoint(), mc.Model)})
 	if prior != nil && ro.resume {
@@ -605,6 +611,12 @@ func (r *Runtime) finish(ctx context.Context, l *loop, in runtime.RunInput, ro r
 		}
 	}
 	if runErr != nil {
+		out.ExitCode = 1
+	}
+	// Interrupted, timed out or done: keep the workspace for a resume
+	// (the last turn's snapshot when nothing changed since).
+	if err := l.saveWorkspace(ctx); err != nil && runErr == nil {
+		runErr = &runtime.Error{Runtime: Name, Op: "transcript", Err: err}
 		out.ExitCode = 1
 	}
 	stopRec := Record{Type: RecStop, Stop: res.stop, Turn: l.st.Turns}

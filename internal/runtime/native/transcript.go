@@ -35,6 +35,9 @@ const (
 	RecMessage = "message" // one conversation message
 	RecStop    = "stop"    // the loop ended (reason)
 	RecResume  = "resume"  // a later process continued the loop
+	// RecSnapshot names the workspace snapshot taken at a turn boundary
+	// or when the loop ended (or why none could be taken).
+	RecSnapshot = "snapshot"
 )
 
 // Record is one line of transcript.jsonl.
@@ -60,6 +63,9 @@ type Record struct {
 
 	// stop
 	Error string `json:"error,omitempty"`
+
+	// snapshot
+	Snapshot *SnapshotRef `json:"snapshot,omitempty"`
 }
 
 // ToolRecord describes the execution of one tool call (on RoleTool messages).
@@ -87,8 +93,10 @@ type State struct {
 	// Stopped is the reason of the last stop record after the last message
 	// ("" when the process was killed before it could write one).
 	Stopped string
-	seq     int
-	mac     string // the last record's MAC (the chain goes on from it)
+	// Snapshot is the last snapshot record (nil: none was taken).
+	Snapshot *SnapshotRef
+	seq      int
+	mac      string // the last record's MAC (the chain goes on from it)
 }
 
 type transcript struct {
@@ -249,6 +257,11 @@ func LoadState(runDir string) (*State, error) {
 		case RecStop:
 			st.Stopped = r.Stop
 		case RecResume:
+		case RecSnapshot:
+			if r.Snapshot == nil {
+				return nil, fmt.Errorf("transcript %s:%d: snapshot record without snapshot", p, line)
+			}
+			st.Snapshot = r.Snapshot
 		default:
 			return nil, fmt.Errorf("transcript %s:%d: unknown record type %q", p, line, r.Type)
 		}
