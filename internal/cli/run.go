@@ -40,6 +40,7 @@ type nativeFlags struct {
 	api, baseURL, model, auth, keyEnv string
 	maxTurns                          int
 	maxOutputTokens                   int64
+	compactTokens                     int64
 	images                            []string
 }
 
@@ -51,6 +52,7 @@ func (n *nativeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&n.keyEnv, "model-key-env", "", "native runtime: read the API key from host variable `VAR` (default: $FULLSEND_MODEL_KEY_ENV, FULLSEND_API_KEY); the key never enters the sandbox")
 	fl.IntVar(&n.maxTurns, "max-turns", 0, "native and claude runtimes: at most `N` model turns (native default 50; claude default: config runtimes.claude.max_turns, none)")
 	fl.Int64Var(&n.maxOutputTokens, "max-output-tokens", 0, "native runtime: at most `N` output tokens over the whole run (default 200000)")
+	fl.Int64Var(&n.compactTokens, "compact-tokens", 0, "native runtime: when a model call's input reaches `N` tokens, summarise the older turns into a compaction record before the next call (default: never; see docs/long-runs.md)")
 	fl.StringArrayVar(&n.images, "image", nil, "native runtime: attach image `FILE` (png, jpeg, gif, webp; at most 5 MiB; inside the target repository) to the prompt; repeatable")
 }
 
@@ -101,6 +103,13 @@ func (n *nativeFlags) options(fl *pflag.FlagSet) (map[string]string, []string, e
 			return nil, nil, fmt.Errorf("--max-output-tokens %d: want a positive number", n.maxOutputTokens)
 		}
 		opts[native.OptMaxOutputTokens] = strconv.FormatInt(n.maxOutputTokens, 10)
+	}
+	if fl.Changed("compact-tokens") {
+		given = append(given, "--compact-tokens")
+		if n.compactTokens <= 0 {
+			return nil, nil, fmt.Errorf("--compact-tokens %d: want a positive number", n.compactTokens)
+		}
+		opts[native.OptCompactTokens] = strconv.FormatInt(n.compactTokens, 10)
 	}
 	if fl.Changed("image") {
 		given = append(given, "--image")

@@ -54,6 +54,11 @@ func writeTranscript(w io.Writer, id string, recs []native.Record) {
 			fmt.Fprintf(sw, "system: %d bytes\n", len(r.System))
 		case native.RecResume:
 			fmt.Fprintln(sw, "\n[resumed]")
+		case native.RecCompaction:
+			if c := r.Compaction; c != nil {
+				fmt.Fprintf(sw, "\n[compacted] %d earlier messages replaced by a summary at %d input tokens (whole tool outputs kept: %s)\n", c.Dropped, c.InputTokens, one(strings.Join(c.ToolOutputs, ", ")))
+				writeIndented(sw, c.Summary)
+			}
 		case native.RecStop:
 			fmt.Fprintf(sw, "\n[stop] %s", one(r.Stop))
 			if r.Error != "" {

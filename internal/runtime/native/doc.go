@@ -84,7 +84,8 @@
 //
 // # Run directory
 //
-//	transcript.jsonl       start record, every message (tool results with their tool record), resume and stop records
+//	transcript.jsonl       start record, every message (tool results with their tool record), resume, stop,
+//	                       snapshot and compaction records
 //	calls.jsonl            one line per model HTTP attempt: status, request id, bytes, timings, retry wait, token and prompt-cache counts
 //	tool-outputs/<n>.txt   whole output of tool call n
 //	images/<n>.<ext>       images returned by view_image (the transcript keeps file + sha256, not pixels)
@@ -108,6 +109,9 @@
 // writable state after each turn's tools and when it ends; a resume
 // verifies the last snapshot against its transcript record and restores
 // it before the first turn (workspace.go; docs/long-runs.md).
+// With Limits.CompactTokens (option compact_tokens), a call whose input
+// reached it makes the loop summarise the older turns with the model and
+// drop them (a compaction record, which LoadState replays; compact.go).
 //
 // Chat (Options["chat"]="true", `fullsend chat`): RunDir holds one
 // conversation across calls; the first call starts it with Prompt, each

@@ -36,6 +36,9 @@ type Limits struct {
 	MaxOutputTokens  int64         `json:"max_output_tokens"`   // sum over the loop
 	MaxTokensPerCall int           `json:"max_tokens_per_call"` // per model call
 	WallTime         time.Duration `json:"wall_time"`
+	// CompactTokens: when a model call's input reaches it, older turns
+	// are compacted before the next one (compact.go); 0: never.
+	CompactTokens int64 `json:"compact_tokens,omitempty"`
 }
 
 func (l Limits) withDefaults() Limits {
@@ -177,6 +180,7 @@ func (l *loop) toolNames() []string {
 
 func (l *loop) addMessage(m model.Message, rec Record) error {
 	l.st.Messages = append(l.st.Messages, m)
+	l.st.noteToolFile(m, rec)
 	rec.Type = RecMessage
 	rec.Message = &m
 	return l.tr.write(rec)
@@ -212,6 +216,12 @@ func (l *loop) run(ctx context.Context) result {
 		if err := ctx.Err(); err != nil {
 			return l.ctxResult(ctx)
 		}
+		if l.shouldCompact() {
+			if res, done := l.compact(ctx, maxTok); done {
+				return res
+			}
+			continue // the bounds again: the summary was a model call
+		}
 		resp, err := l.client.Complete(ctx, l.request(maxTok))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -222,6 +232,7 @@ func (l *loop) run(ctx context.Context) result {
 		}
 		l.st.Turns++
 		l.st.Usage.Add(resp.Usage)
+		l.st.LastInputTokens = resp.Usage.InputTokens
 		l.pool.charge(resp.Usage.OutputTokens)
 		msg := resp.Message
 		msg.Role = model.RoleAssistant

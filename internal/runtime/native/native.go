@@ -46,11 +46,12 @@ const (
 	OptWebFetch         = "web_fetch"             // "true": offer web_fetch (needs SetWeb)
 	OptImages           = "images"                // newline list of host image files for the first message
 	OptChat             = "chat"                  // "true": Prompt is the next user message of the conversation in RunDir
+	OptCompactTokens    = "compact_tokens"        // integer: compact older turns when a call's input reaches it
 )
 
 var knownOptions = []string{OptAPI, OptBaseURL, OptModel, OptAuth, OptKeyEnv, OptMaxTurns, OptMaxOutputTokens,
 	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles, OptMaxParallel,
-	OptWebFetch, OptImages, OptChat}
+	OptWebFetch, OptImages, OptChat, OptCompactTokens}
 
 // MaxResultBytes bounds the structured result file read from the sandbox.
 const MaxResultBytes = 4 << 20
@@ -259,6 +260,13 @@ func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
 			}
 			*dst = n
 		}
+	}
+	if v := o[OptCompactTokens]; v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return ro, fmt.Errorf("option %s: %q is not a positive integer", OptCompactTokens, v)
+		}
+		ro.limits.CompactTokens = n
 	}
 	if v := o[OptMaxOutputTokens]; v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -530,6 +538,9 @@ func (r *Runtime) continueLoop(in runtime.RunInput, ro runOptions, prior *State,
 		}
 		if in.Options[OptMaxTokensPerCall] == "" && rec.MaxTokensPerCall > 0 {
 			limits.MaxTokensPerCall = rec.MaxTokensPerCall
+		}
+		if in.Options[OptCompactTokens] == "" && rec.CompactTokens > 0 {
+			limits.CompactTokens = rec.CompactTokens
 		}
 	} else if in.Iteration > 1 || ro.chat {
 		// A new iteration (or chat message) gets a fresh budget on top of
