@@ -83,7 +83,7 @@ func (l *loop) saveWorkspace(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshotTimeout)
 	defer cancel()
-	ref, err := l.writeSnapshot(ctx, sn)
+	ref, err := saveSnapshot(ctx, l.rd.d, sn)
 	if err != nil {
 		l.event(runtime.Event{Kind: runtime.EventInfo, Name: InfoWorkspace, Text: fmt.Sprintf("workspace snapshot at turn %d not taken (a resume restores the previous one, if any): %v", l.st.Turns, err)})
 		return nil
@@ -99,10 +99,45 @@ func (l *loop) saveWorkspace(ctx context.Context) error {
 	return nil
 }
 
-// writeSnapshot streams the session's snapshot into a new file of the
-// run directory, hashing it, and moves it to its content address.
-func (l *loop) writeSnapshot(ctx context.Context, sn sandbox.Snapshotter) (*SnapshotRef, error) {
-	d := l.rd.d
+// ErrNoSnapshots is returned by SaveWorkspace and RestoreWorkspace for a
+// session whose backend keeps no snapshots.
+var ErrNoSnapshots = errors.New("this sandbox backend keeps no workspace snapshots")
+
+// SaveWorkspace takes a snapshot of s's writable state (the paths the
+// runtime owns left out) into d's snapshots/<sha256>.tar and returns its
+// reference; see RestoreWorkspace.
+func SaveWorkspace(ctx context.Context, d *rundir.Dir, s sandbox.Session) (*SnapshotRef, error) {
+	sn, ok := sandbox.SnapshotterOf(s)
+	if !ok {
+		return nil, ErrNoSnapshots
+	}
+	return saveSnapshot(ctx, d, sn)
+}
+
+// RestoreWorkspace verifies the snapshot ref of d (see VerifySnapshot)
+// and restores it into s, checking the bytes again as they stream.
+func RestoreWorkspace(ctx context.Context, d *rundir.Dir, s sandbox.Session, ref *SnapshotRef) error {
+	sn, ok := sandbox.SnapshotterOf(s)
+	if !ok {
+		return ErrNoSnapshots
+	}
+	f, err := openSnapshot(d, ref)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout)
+	defer cancel()
+	if err := sn.Restore(ctx, io.TeeReader(io.LimitReader(f, ref.Size), h), snapshotSkip); err != nil {
+		return fmt.Errorf("workspace snapshot %s: %w", ref.File, err)
+	}
+	return drainHash(f, h, ref)
+}
+
+// saveSnapshot streams sn's snapshot into a new file of d, hashing it,
+// and moves it to its content address.
+func saveSnapshot(ctx context.Context, d *rundir.Dir, sn sandbox.Snapshotter) (*SnapshotRef, error) {
 	if err := d.MkdirAll(SnapshotsDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -213,23 +248,12 @@ func (l *loop) restoreWorkspace(ctx context.Context) error {
 	if ref == nil {
 		return nil // a run from before snapshots, or killed before its first one
 	}
-	sn, ok := sandbox.SnapshotterOf(l.sess)
-	if !ok {
+	err := RestoreWorkspace(ctx, l.rd.d, l.sess, ref)
+	if errors.Is(err, ErrNoSnapshots) {
 		note("workspace not restored: this sandbox backend keeps no snapshots; the resumed run starts from a fresh workspace")
 		return nil
 	}
-	f, err := openSnapshot(l.rd.d, ref)
 	if err != nil {
-		return err
-	}
-	defer f.Close()
-	h := sha256.New()
-	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout)
-	defer cancel()
-	if err := sn.Restore(ctx, io.TeeReader(io.LimitReader(f, ref.Size), h), snapshotSkip); err != nil {
-		return fmt.Errorf("workspace snapshot %s: %w", ref.File, err)
-	}
-	if err := drainHash(f, h, ref); err != nil {
 		return err
 	}
 	note(fmt.Sprintf("workspace restored from %s (%d bytes)", ref.File, ref.Size))
