@@ -54,6 +54,10 @@ func writeTranscript(w io.Writer, id string, recs []native.Record) {
 			fmt.Fprintf(sw, "system: %d bytes\n", len(r.System))
 		case native.RecResume:
 			fmt.Fprintln(sw, "\n[resumed]")
+		case native.RecSnapshot:
+			if sn := r.Snapshot; sn != nil {
+				fmt.Fprintf(sw, "\n[workspace snapshot] %s (%d bytes)\n", one(sn.File), sn.Size)
+			}
 		case native.RecCompaction:
 			if c := r.Compaction; c != nil {
 				fmt.Fprintf(sw, "\n[compacted] %d earlier messages replaced by a summary at %d input tokens (whole tool outputs kept: %s)\n", c.Dropped, c.InputTokens, one(strings.Join(c.ToolOutputs, ", ")))

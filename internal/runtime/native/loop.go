@@ -97,6 +97,9 @@ type loop struct {
 	// callID is the model's id of the tool call running (set by runTool),
 	// for the provenance records.
 	callID string
+	// noWorkspaceSnapshots: the loop takes no workspace snapshot (chat:
+	// its sessions share one sandbox, which chat suspends as a whole).
+	noWorkspaceSnapshots bool
 }
 
 // childEmit is what a child loop emits through: its verdicts reach the

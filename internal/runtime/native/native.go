@@ -435,6 +435,7 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		return nil, err
 	}
 	defer l.close()
+	l.noWorkspaceSnapshots = ro.chat
 	if ro.resume {
 		// The resumed loop continues in the workspace it had.
 		if err := l.restoreWorkspace(ctx); err != nil {

@@ -74,7 +74,7 @@ func (s *SnapshotRef) check() error {
 // the conversation after it tells the model what happened since. Only a
 // failure to write the transcript is returned.
 func (l *loop) saveWorkspace(ctx context.Context) error {
-	if l.depth > 0 {
+	if l.depth > 0 || l.noWorkspaceSnapshots {
 		return nil
 	}
 	sn, ok := sandbox.SnapshotterOf(l.sess)
