@@ -272,9 +272,12 @@ func (l *loop) run(ctx context.Context) result {
 			}
 			return result{stop: runtime.StopError, err: err}
 		}
-		// The turn is over: keep the workspace as the tools left it.
-		if err := l.saveWorkspace(ctx); err != nil {
-			return result{stop: runtime.StopError, err: err}
+		// The turn is over: keep the workspace as the tools left it
+		// (unless they only read).
+		if mayWrite(msg.ToolCalls) {
+			if err := l.saveWorkspace(ctx); err != nil {
+				return result{stop: runtime.StopError, err: err}
+			}
 		}
 	}
 }

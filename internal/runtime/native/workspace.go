@@ -12,8 +12,10 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
@@ -178,6 +180,20 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// readOnlyTools cannot change the sandbox's files: a turn that called
+// only these needs no new snapshot.
+var readOnlyTools = []string{ToolReadFile, ToolListDir, ToolViewImage, ToolReadSkillResource, ToolWebFetch}
+
+// mayWrite reports whether one of calls may have changed the sandbox.
+func mayWrite(calls []model.ToolCall) bool {
+	for _, c := range calls {
+		if !slices.Contains(readOnlyTools, c.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrSnapshot marks a workspace snapshot that fails its checks on resume:
