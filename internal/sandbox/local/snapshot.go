@@ -25,7 +25,7 @@ func (s *session) Snapshot(ctx context.Context, w io.Writer, skip []string) erro
 	if err != nil {
 		return err
 	}
-	ferr := snapshot.Copy(pr, w, skip, s.limits)
+	ferr := snapshot.Copy(pr, w, skip, s.limits, false)
 	pr.Close() // a refused stream stops the writer (EPIPE)
 	m, ok := waitReply(ctx, ch)
 	switch {
@@ -57,7 +57,7 @@ func (s *session) Restore(ctx context.Context, r io.Reader, skip []string) error
 	if err != nil {
 		return err
 	}
-	ferr := snapshot.Copy(r, pw, skip, s.limits)
+	ferr := snapshot.Copy(r, pw, skip, s.limits, true)
 	pw.Close()
 	m, ok := waitReply(ctx, ch)
 	switch {

@@ -33,7 +33,8 @@ func (s *suite) snapshotRestore(t *testing.T) {
 	if r := sh(t, a, `mkdir -p /sandbox/workspace/d /sandbox/output /sandbox/.cache /sandbox/owned &&
 printf alpha > /sandbox/workspace/a.txt && printf '#!/bin/sh\n' > /sandbox/workspace/d/run && chmod 755 /sandbox/workspace/d/run &&
 printf out > /sandbox/output/o.json && printf home > /sandbox/.cache/h && printf old > /sandbox/owned/k &&
-ln -s /etc/passwd /sandbox/workspace/link && mkfifo /sandbox/workspace/fifo`); r.ExitCode != 0 {
+ln -s /etc/passwd /sandbox/workspace/link && mkfifo /sandbox/workspace/fifo &&
+mkdir /sandbox/workspace/locked && printf L > /sandbox/workspace/locked/f && chmod -R a-w /sandbox/workspace/locked`); r.ExitCode != 0 {
 		t.Fatalf("setup: %d %s", r.ExitCode, r.Stderr)
 	}
 	var snap bytes.Buffer
@@ -51,15 +52,16 @@ ln -s /etc/passwd /sandbox/workspace/link && mkfifo /sandbox/workspace/fifo`); r
 	}
 
 	c := provisionOn(t, b, sandbox.Spec{})
-	if r := sh(t, c, `mkdir -p /sandbox/workspace /sandbox/owned && printf stale > /sandbox/workspace/stale && printf fresh > /sandbox/owned/k2`); r.ExitCode != 0 {
+	if r := sh(t, c, `mkdir -p /sandbox/workspace/ro /sandbox/owned && printf stale > /sandbox/workspace/stale && printf fresh > /sandbox/owned/k2 &&
+printf x > /sandbox/workspace/ro/f && chmod -R a-w /sandbox/workspace/ro`); r.ExitCode != 0 {
 		t.Fatalf("setup: %s", r.Stderr)
 	}
 	within(t, "restore", func(ctx context.Context) (any, error) {
 		return nil, c.(sandbox.Snapshotter).Restore(ctx, bytes.NewReader(snap.Bytes()), skip)
 	})
-	r := sh(t, c, `cat /sandbox/workspace/a.txt /sandbox/output/o.json /sandbox/.cache/h /sandbox/owned/k2; test -x /sandbox/workspace/d/run && echo +x;
-for f in /sandbox/workspace/stale /sandbox/owned/k /sandbox/workspace/link /sandbox/workspace/fifo; do test -e $f -o -L $f && echo "left $f"; done; true`)
-	if got := string(r.Stdout); got != "alphaouthomefresh+x\n" {
+	r := sh(t, c, `cat /sandbox/workspace/a.txt /sandbox/output/o.json /sandbox/.cache/h /sandbox/owned/k2 /sandbox/workspace/locked/f; test -x /sandbox/workspace/d/run && echo +x;
+for f in /sandbox/workspace/stale /sandbox/workspace/ro /sandbox/owned/k /sandbox/workspace/link /sandbox/workspace/fifo; do test -e $f -o -L $f && echo "left $f"; done; true`)
+	if got := string(r.Stdout); got != "alphaouthomefreshL+x\n" {
 		t.Errorf("restored state: %q (stderr %s)", got, r.Stderr)
 	}
 

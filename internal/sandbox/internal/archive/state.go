@@ -9,11 +9,15 @@ import (
 )
 
 // ErrUnderTooLarge (which wraps ErrTooLarge) is Filter's error when the
-// files below StateLimits.Under add up to more than UnderBytes.
+// files below StateOptions.Under add up to more than UnderBytes.
 var ErrUnderTooLarge = fmt.Errorf("%w below a bounded directory", ErrTooLarge)
 
-// StateLimits bound one snapshot stream (see Filter).
-type StateLimits struct {
+// StateOptions bound one snapshot stream (see Filter).
+type StateOptions struct {
+	// WritableDirs gives every directory owner rwx (a restore: an
+	// extraction that is not root must be able to fill a directory the
+	// agent had made read-only; package archive's Extract does the same).
+	WritableDirs bool
 	// Bytes bounds the regular files' content in total (ErrTooLarge).
 	Bytes int64
 	// Entries bounds the regular files and directories (ErrTooMany).
@@ -33,7 +37,7 @@ type StateLimits struct {
 // entries at or below a path of skip (relative, slash-separated) are left
 // out; the limits are checked before an entry is written. It returns the
 // number of content bytes written.
-func Filter(r io.Reader, w io.Writer, skip []string, lim StateLimits) (int64, error) {
+func Filter(r io.Reader, w io.Writer, skip []string, lim StateOptions) (int64, error) {
 	tr := tar.NewReader(r)
 	tw := tar.NewWriter(w)
 	var total, under int64
@@ -66,6 +70,9 @@ func Filter(r io.Reader, w io.Writer, skip []string, lim StateLimits) (int64, er
 			out.Name = "./" + name
 		}
 		if h.Typeflag == tar.TypeDir {
+			if lim.WritableDirs {
+				out.Mode |= 0o700
+			}
 			if name != "." {
 				out.Name += "/"
 			}
@@ -108,10 +115,16 @@ func skipped(name string, skip []string) bool {
 // CleanScript is a POSIX sh script (busybox sh runs it) that empties the
 // directory $1 except the paths given as the further arguments (absolute,
 // below $1): each entry that is not one of them and holds none of them is
-// removed; one that holds some is entered and cleaned the same way. It
-// prepares a sandbox tree for the extraction of a snapshot.
+// removed (a read-only directory made writable first: the agent's
+// own chmod a-w does not stop a restore); one that holds some is entered
+// and cleaned the same way. It prepares a sandbox tree for the
+// extraction of a snapshot.
 const CleanScript = `root=$1; shift
 keep=$(printf '%s\n' "$@")
+gone() {
+  if [ -d "$1" ] && [ ! -L "$1" ]; then chmod -R u+w -- "$1" 2>/dev/null; fi
+  rm -rf -- "$1"
+}
 clean() {
   for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
     if [ ! -e "$f" ] && [ ! -L "$f" ]; then continue; fi
@@ -124,8 +137,8 @@ clean() {
 $keep
 EOF
     case $act in
-    rm) rm -rf -- "$f" || exit 1;;
-    enter) if [ -d "$f" ] && [ ! -L "$f" ]; then clean "$f" || exit 1; else rm -rf -- "$f" || exit 1; fi;;
+    rm) gone "$f" || exit 1;;
+    enter) if [ -d "$f" ] && [ ! -L "$f" ]; then clean "$f" || exit 1; else gone "$f" || exit 1; fi;;
     esac
   done
 }

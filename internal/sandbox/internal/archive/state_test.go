@@ -9,7 +9,7 @@ import (
 )
 
 // filtered runs Filter on entries and returns the names and modes kept.
-func filtered(t *testing.T, skip []string, lim StateLimits, entries ...tar.Header) (map[string]int64, error) {
+func filtered(t *testing.T, skip []string, lim StateOptions, entries ...tar.Header) (map[string]int64, error) {
 	t.Helper()
 	var out bytes.Buffer
 	_, err := Filter(tarOf(t, entries...), &out, skip, lim)
@@ -30,7 +30,7 @@ func filtered(t *testing.T, skip []string, lim StateLimits, entries ...tar.Heade
 }
 
 func TestFilterKeepsFilesAndDirectoriesOnly(t *testing.T) {
-	got, err := filtered(t, []string{"owned", "workspace/.env"}, StateLimits{},
+	got, err := filtered(t, []string{"owned", "workspace/.env"}, StateOptions{},
 		tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: 0o755},
 		tar.Header{Typeflag: tar.TypeDir, Name: "./workspace/", Mode: 0o700},
 		tar.Header{Typeflag: tar.TypeReg, Name: "./workspace/a", Mode: 0o6755, Uid: 7, Uname: "x"},
@@ -57,26 +57,35 @@ func TestFilterKeepsFilesAndDirectoriesOnly(t *testing.T) {
 
 func TestFilterRefuses(t *testing.T) {
 	for _, name := range []string{"../x", "./a/../../x", "/etc/x"} {
-		_, err := filtered(t, nil, StateLimits{}, tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644})
+		_, err := filtered(t, nil, StateOptions{}, tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644})
 		if !errors.Is(err, ErrUnsafePath) {
 			t.Errorf("%q: %v, want ErrUnsafePath", name, err)
 		}
 	}
-	if _, err := filtered(t, nil, StateLimits{}, tar.Header{Typeflag: tar.TypeReg, Name: ".", Mode: 0o644}); !errors.Is(err, ErrUnsafePath) {
+	if _, err := filtered(t, nil, StateOptions{}, tar.Header{Typeflag: tar.TypeReg, Name: ".", Mode: 0o644}); !errors.Is(err, ErrUnsafePath) {
 		t.Errorf("a file as root: %v", err)
 	}
 	reg := func(n string) tar.Header { return tar.Header{Typeflag: tar.TypeReg, Name: n, Mode: 0o644} } // 1 byte each (tarOf)
-	if _, err := filtered(t, nil, StateLimits{Bytes: 2}, reg("./a"), reg("./b"), reg("./c")); !errors.Is(err, ErrTooLarge) {
+	if _, err := filtered(t, nil, StateOptions{Bytes: 2}, reg("./a"), reg("./b"), reg("./c")); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("past Bytes: %v", err)
 	}
-	if _, err := filtered(t, nil, StateLimits{Entries: 2}, reg("./a"), reg("./b"), reg("./c")); !errors.Is(err, ErrTooMany) {
+	if _, err := filtered(t, nil, StateOptions{Entries: 2}, reg("./a"), reg("./b"), reg("./c")); !errors.Is(err, ErrTooMany) {
 		t.Errorf("past Entries: %v", err)
 	}
-	lim := StateLimits{Under: "output", UnderBytes: 1}
+	lim := StateOptions{Under: "output", UnderBytes: 1}
 	if _, err := filtered(t, nil, lim, reg("./a"), reg("./b"), reg("./output/x")); err != nil {
 		t.Errorf("within UnderBytes: %v", err)
 	}
 	if _, err := filtered(t, nil, lim, reg("./output/x"), reg("./output/y")); !errors.Is(err, ErrUnderTooLarge) || !errors.Is(err, ErrTooLarge) {
 		t.Errorf("past UnderBytes: %v", err)
+	}
+}
+
+func TestFilterWritableDirs(t *testing.T) {
+	got, err := filtered(t, nil, StateOptions{WritableDirs: true},
+		tar.Header{Typeflag: tar.TypeDir, Name: "./locked/", Mode: 0o555},
+		tar.Header{Typeflag: tar.TypeReg, Name: "./locked/f", Mode: 0o444})
+	if err != nil || got["./locked/"] != 0o755 || got["./locked/f"] != 0o444 {
+		t.Fatalf("%v %v", err, got)
 	}
 }

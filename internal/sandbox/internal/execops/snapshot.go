@@ -21,7 +21,7 @@ func (o Ops) Snapshot(ctx context.Context, w io.Writer, skip []string) error {
 	pr, pw := io.Pipe()
 	ferr := make(chan error, 1)
 	go func() {
-		err := snapshot.Copy(pr, w, skip, o.Limits)
+		err := snapshot.Copy(pr, w, skip, o.Limits, false)
 		pr.CloseWithError(err) // a refused stream stops the command
 		if err == nil {
 			io.Copy(io.Discard, pr)
@@ -61,7 +61,7 @@ func (o Ops) Restore(ctx context.Context, r io.Reader, skip []string) error {
 	pr, pw := io.Pipe()
 	ferr := make(chan error, 1)
 	go func() {
-		err := snapshot.Copy(r, pw, skip, o.Limits)
+		err := snapshot.Copy(r, pw, skip, o.Limits, true)
 		pw.CloseWithError(err)
 		ferr <- err
 	}()

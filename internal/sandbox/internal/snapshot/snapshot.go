@@ -44,14 +44,15 @@ func Rel(skip []string) ([]string, error) {
 
 // Copy filters the tar stream r of sandbox.Root (root entry ".") into w
 // with the rules and limits of the package; skip is absolute (see Rel).
-func Copy(r io.Reader, w io.Writer, skip []string, l sandbox.Limits) error {
+// For a restore (restore true) directories come out owner-writable.
+func Copy(r io.Reader, w io.Writer, skip []string, l sandbox.Limits, restore bool) error {
 	rel, err := Rel(skip)
 	if err != nil {
 		return err
 	}
 	l = l.Resolved()
 	out := strings.TrimPrefix(path.Join(sandbox.Root, "output"), sandbox.Root+"/")
-	_, err = archive.Filter(r, w, rel, archive.StateLimits{Bytes: l.SnapshotBytes, Entries: sandbox.SnapshotEntries, Under: out, UnderBytes: l.OutputBytes})
+	_, err = archive.Filter(r, w, rel, archive.StateOptions{WritableDirs: restore, Bytes: l.SnapshotBytes, Entries: sandbox.SnapshotEntries, Under: out, UnderBytes: l.OutputBytes})
 	switch {
 	case errors.Is(err, archive.ErrUnderTooLarge):
 		return sandbox.SnapshotLimitError("output_size", l.OutputBytes)
