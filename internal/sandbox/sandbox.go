@@ -339,9 +339,9 @@ type Snapshotter interface {
 	Snapshot(ctx context.Context, w io.Writer, skip []string) error
 	// Restore replaces the state with the tar stream r, as Snapshot
 	// wrote it: every entry under Root but skip is removed, then r is
-	// extracted as the agent would write it (directories owner-writable,
-	// so that one the agent had made read-only can be filled; a read-only
-	// directory in the way is made writable before it is removed). r is
+	// extracted as the agent would write it (a directory the agent had
+	// made read-only is filled first and gets its mode back after; one in
+	// the way is made writable before it is removed). r is
 	// untrusted: it passes the rules of Snapshot again (names checked, no symlink, no special file,
 	// no setuid bit, the same bounds; entries under skip ignored).
 	Restore(ctx context.Context, r io.Reader, skip []string) error

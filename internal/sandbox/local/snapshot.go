@@ -25,7 +25,7 @@ func (s *session) Snapshot(ctx context.Context, w io.Writer, skip []string) erro
 	if err != nil {
 		return err
 	}
-	ferr := snapshot.Copy(pr, w, skip, s.limits, false)
+	ferr := snapshot.Copy(pr, w, skip, s.limits, nil)
 	pr.Close() // a refused stream stops the writer (EPIPE)
 	m, ok := waitReply(ctx, ch)
 	switch {
@@ -57,7 +57,8 @@ func (s *session) Restore(ctx context.Context, r io.Reader, skip []string) error
 	if err != nil {
 		return err
 	}
-	ferr := snapshot.Copy(r, pw, skip, s.limits, true)
+	var locked []string
+	ferr := snapshot.Copy(r, pw, skip, s.limits, &locked)
 	pw.Close()
 	m, ok := waitReply(ctx, ch)
 	switch {
@@ -67,6 +68,15 @@ func (s *session) Restore(ctx context.Context, r io.Reader, skip []string) error
 		return s.diedErr("restore")
 	case m.Err != "":
 		return fmt.Errorf("local sandbox %s: restore: %s", s.id, m.Err)
+	}
+	if args := snapshot.LockArgs(locked); args != nil {
+		res, err := s.Exec(ctx, sandbox.ExecRequest{Args: args, Cwd: "/"})
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+		}
+		if err != nil {
+			return fmt.Errorf("local sandbox %s: restore: directory modes: %w", s.id, err)
+		}
 	}
 	return ctx.Err()
 }

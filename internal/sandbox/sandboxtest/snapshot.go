@@ -59,9 +59,9 @@ printf x > /sandbox/workspace/ro/f && chmod -R a-w /sandbox/workspace/ro`); r.Ex
 	within(t, "restore", func(ctx context.Context) (any, error) {
 		return nil, c.(sandbox.Snapshotter).Restore(ctx, bytes.NewReader(snap.Bytes()), skip)
 	})
-	r := sh(t, c, `cat /sandbox/workspace/a.txt /sandbox/output/o.json /sandbox/.cache/h /sandbox/owned/k2 /sandbox/workspace/locked/f; test -x /sandbox/workspace/d/run && echo +x;
+	r := sh(t, c, `cat /sandbox/workspace/a.txt /sandbox/output/o.json /sandbox/.cache/h /sandbox/owned/k2 /sandbox/workspace/locked/f; test -x /sandbox/workspace/d/run && echo +x; stat -c %a /sandbox/workspace/locked;
 for f in /sandbox/workspace/stale /sandbox/workspace/ro /sandbox/owned/k /sandbox/workspace/link /sandbox/workspace/fifo; do test -e $f -o -L $f && echo "left $f"; done; true`)
-	if got := string(r.Stdout); got != "alphaouthomefreshL+x\n" {
+	if got := string(r.Stdout); got != "alphaouthomefreshL+x\n555\n" {
 		t.Errorf("restored state: %q (stderr %s)", got, r.Stderr)
 	}
 

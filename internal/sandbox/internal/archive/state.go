@@ -18,6 +18,10 @@ type StateOptions struct {
 	// extraction that is not root must be able to fill a directory the
 	// agent had made read-only; package archive's Extract does the same).
 	WritableDirs bool
+	// Locked, with WritableDirs, is called for each directory whose
+	// recorded mode lacked owner rwx (name "./rel", that mode), so that
+	// it can be given back after the extraction.
+	Locked func(name string, mode int64)
 	// Bytes bounds the regular files' content in total (ErrTooLarge).
 	Bytes int64
 	// Entries bounds the regular files and directories (ErrTooMany).
@@ -70,7 +74,10 @@ func Filter(r io.Reader, w io.Writer, skip []string, lim StateOptions) (int64, e
 			out.Name = "./" + name
 		}
 		if h.Typeflag == tar.TypeDir {
-			if lim.WritableDirs {
+			if lim.WritableDirs && out.Mode&0o700 != 0o700 {
+				if lim.Locked != nil {
+					lim.Locked(out.Name, out.Mode)
+				}
 				out.Mode |= 0o700
 			}
 			if name != "." {

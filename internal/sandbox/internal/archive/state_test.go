@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 )
@@ -82,10 +83,15 @@ func TestFilterRefuses(t *testing.T) {
 }
 
 func TestFilterWritableDirs(t *testing.T) {
-	got, err := filtered(t, nil, StateOptions{WritableDirs: true},
+	var locked []string
+	got, err := filtered(t, nil, StateOptions{WritableDirs: true, Locked: func(n string, m int64) { locked = append(locked, fmt.Sprintf("%s %o", n, m)) }},
+		tar.Header{Typeflag: tar.TypeDir, Name: "./open/", Mode: 0o755},
 		tar.Header{Typeflag: tar.TypeDir, Name: "./locked/", Mode: 0o555},
 		tar.Header{Typeflag: tar.TypeReg, Name: "./locked/f", Mode: 0o444})
-	if err != nil || got["./locked/"] != 0o755 || got["./locked/f"] != 0o444 {
+	if err != nil || got["./locked/"] != 0o755 || got["./locked/f"] != 0o444 || got["./open/"] != 0o755 {
 		t.Fatalf("%v %v", err, got)
+	}
+	if len(locked) != 1 || locked[0] != "./locked 555" {
+		t.Fatalf("locked %q", locked)
 	}
 }

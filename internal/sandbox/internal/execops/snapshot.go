@@ -21,7 +21,7 @@ func (o Ops) Snapshot(ctx context.Context, w io.Writer, skip []string) error {
 	pr, pw := io.Pipe()
 	ferr := make(chan error, 1)
 	go func() {
-		err := snapshot.Copy(pr, w, skip, o.Limits, false)
+		err := snapshot.Copy(pr, w, skip, o.Limits, nil)
 		pr.CloseWithError(err) // a refused stream stops the command
 		if err == nil {
 			io.Copy(io.Discard, pr)
@@ -60,8 +60,9 @@ func (o Ops) Restore(ctx context.Context, r io.Reader, skip []string) error {
 	}
 	pr, pw := io.Pipe()
 	ferr := make(chan error, 1)
+	var locked []string
 	go func() {
-		err := snapshot.Copy(r, pw, skip, o.Limits, true)
+		err := snapshot.Copy(r, pw, skip, o.Limits, &locked)
 		pw.CloseWithError(err)
 		ferr <- err
 	}()
@@ -73,6 +74,13 @@ func (o Ops) Restore(ctx context.Context, r io.Reader, skip []string) error {
 	}
 	if err == nil && code != 0 {
 		err = fmt.Errorf("tar exit %d: %s", code, strings.TrimSpace(stderr.String()))
+	}
+	if args := snapshot.LockArgs(locked); err == nil && args != nil {
+		stderr.Reset()
+		code, _, err = o.Run(ctx, args, nil, "/", 0, nil, io.Discard, &stderr)
+		if err == nil && code != 0 {
+			err = fmt.Errorf("directory modes: exit %d: %s", code, strings.TrimSpace(stderr.String()))
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: restore: %w", o.Name, err)

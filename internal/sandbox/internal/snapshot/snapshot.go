@@ -44,15 +44,21 @@ func Rel(skip []string) ([]string, error) {
 
 // Copy filters the tar stream r of sandbox.Root (root entry ".") into w
 // with the rules and limits of the package; skip is absolute (see Rel).
-// For a restore (restore true) directories come out owner-writable.
-func Copy(r io.Reader, w io.Writer, skip []string, l sandbox.Limits, restore bool) error {
+// For a restore (locked not nil) directories come out owner-writable, and
+// those that were not are appended to *locked as LockArgs wants them.
+func Copy(r io.Reader, w io.Writer, skip []string, l sandbox.Limits, locked *[]string) error {
 	rel, err := Rel(skip)
 	if err != nil {
 		return err
 	}
 	l = l.Resolved()
 	out := strings.TrimPrefix(path.Join(sandbox.Root, "output"), sandbox.Root+"/")
-	_, err = archive.Filter(r, w, rel, archive.StateOptions{WritableDirs: restore, Bytes: l.SnapshotBytes, Entries: sandbox.SnapshotEntries, Under: out, UnderBytes: l.OutputBytes})
+	opts := archive.StateOptions{WritableDirs: locked != nil}
+	if locked != nil {
+		opts.Locked = func(name string, mode int64) { *locked = append(*locked, fmt.Sprintf("%o", mode), name) }
+	}
+	opts.Bytes, opts.Entries, opts.Under, opts.UnderBytes = l.SnapshotBytes, sandbox.SnapshotEntries, out, l.OutputBytes
+	_, err = archive.Filter(r, w, rel, opts)
 	switch {
 	case errors.Is(err, archive.ErrUnderTooLarge):
 		return sandbox.SnapshotLimitError("output_size", l.OutputBytes)
@@ -64,6 +70,20 @@ func Copy(r io.Reader, w io.Writer, skip []string, l sandbox.Limits, restore boo
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	return nil
+}
+
+// lockScript gives directories back their modes: its arguments are
+// (octal mode, "./rel") pairs, relative to sandbox.Root.
+const lockScript = `cd "$0" || exit 1
+while [ $# -ge 2 ]; do chmod "$1" -- "$2" || exit 1; shift 2; done`
+
+// LockArgs is the command that gives the directories a restore made
+// writable their recorded modes back (nil when there are none).
+func LockArgs(locked []string) []string {
+	if len(locked) == 0 {
+		return nil
+	}
+	return append([]string{"sh", "-c", lockScript, sandbox.Root}, locked...)
 }
 
 // CleanArgs is the command that empties sandbox.Root but skip (see
