@@ -9,6 +9,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
 // SuspendDir is where a suspended interactive run keeps the snapshot of
@@ -49,6 +50,10 @@ func (a *Agent) Suspend(ctx context.Context) error {
 		return nil
 	}
 	x := a.x
+	if _, ok := sandbox.SnapshotterOf(x.sess); !ok {
+		// Not a failed phase: this backend cannot suspend at all.
+		return fmt.Errorf("%w: %w (the sandbox stays up)", ErrSuspended, native.ErrNoSnapshots)
+	}
 	return x.phase(ctx, "suspend", func(ctx context.Context) error {
 		d, err := a.suspendDir()
 		if err != nil {
