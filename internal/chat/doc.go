@@ -28,6 +28,10 @@
 // saying how many in an error envelope: the client asked it to stop.
 // Queued messages live in memory only; they are stored when their turn
 // begins.
+// With Options.IdleTimeout and Suspend, no turn for IdleTimeout suspends
+// the sandbox (the turn slot held meanwhile) and records the sessions
+// served suspended; the next turn first calls Wake (suspend.go). Sessions
+// are recorded running when their turn starts, terminated when Serve ends.
 // Options.Run does the work (the CLI: the native runtime continuing the
 // session's transcript); its events are stored and sent, deltas only sent.
 // At end of input Serve waits for the turns in flight; when its context
@@ -37,8 +41,10 @@
 //
 // # Stores
 //
-// OpenSQLite: tables sessions, turns, events (JSON, indexed by session and
-// turn), PRAGMA user_version 1 (a newer version is refused), WAL, held
+// OpenSQLite: tables sessions (with state: running, suspended,
+// terminated), turns, events (JSON, indexed by session and turn), PRAGMA
+// user_version 2 (version 1 is migrated in one transaction, its sessions
+// terminated; a newer version is refused), WAL, held
 // exclusively by the process (locking_mode EXCLUSIVE: a second process
 // fails after busy_timeout DBTimeout), file created 0600; each event is its own
 // transaction, a turn's start and end one each. Any failure is one line:

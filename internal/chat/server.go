@@ -37,6 +37,14 @@ type Options struct {
 	// (nil: identity). The runtime redacts the API key already; this is
 	// the second line.
 	Redact func(string) string
+	// IdleTimeout, Suspend and Wake: when no turn ran for IdleTimeout,
+	// Suspend snapshots the sandbox and tears it down, and the sessions
+	// served are recorded StateSuspended; the next turn first calls Wake,
+	// which restores it. Zero IdleTimeout or a nil Suspend: never.
+	IdleTimeout   time.Duration
+	Suspend, Wake func(ctx context.Context) error
+	// Notify receives a line about suspend and wake (progress; nil: none).
+	Notify func(string)
 }
 
 // MaxQueued bounds the user messages that wait, per session, behind the
@@ -59,6 +67,12 @@ type Server struct {
 	current *turnState                    // the turn that runs (deltas go to it)
 	sem     chan struct{}
 	wg      sync.WaitGroup
+	// idle suspend (suspend.go): when the last turn ended, whether the
+	// sandbox is suspended, whether the last suspend failed (not retried
+	// before the next turn).
+	lastActive    time.Time
+	suspended     bool
+	suspendFailed bool
 }
 
 // queued is a checked user message waiting for its session's turn in
@@ -80,7 +94,7 @@ func NewServer(o Options) *Server {
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
 	}
-	return &Server{o: o, busy: map[string]context.CancelFunc{}, queue: map[string][]queued{}, next: map[string]int{}, sem: make(chan struct{}, 1)}
+	return &Server{o: o, busy: map[string]context.CancelFunc{}, queue: map[string][]queued{}, next: map[string]int{}, sem: make(chan struct{}, 1), lastActive: time.Now()}
 }
 
 // Serve reads requests from in until EOF (then waits for the turns in
@@ -90,7 +104,10 @@ func NewServer(o Options) *Server {
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.enc = json.NewEncoder(out)
 	s.enc.SetEscapeHTML(false)
+	defer s.terminateSessions() // after the turns in flight
 	defer s.wg.Wait()
+	idleDone := s.watchIdle(ctx)
+	defer idleDone()
 	type read struct {
 		line []byte
 		err  error
@@ -294,6 +311,10 @@ func (s *Server) runTurn(ctx context.Context, cancel context.CancelFunc, t *turn
 		s.endTurn(t, rec, &runtime.Outcome{StopReason: runtime.StopCanceled}, nil)
 		return
 	}
+	if err := s.wake(ctx, t.session); err != nil {
+		s.endTurn(t, rec, nil, err)
+		return
+	}
 	s.mu.Lock()
 	s.current = t
 	s.mu.Unlock()
@@ -372,6 +393,7 @@ func (s *Server) endTurn(t *turnState, rec TurnRecord, out *runtime.Outcome, err
 	if next == nil {
 		delete(s.busy, t.session)
 	}
+	s.lastActive, s.suspendFailed = time.Now(), false
 	s.mu.Unlock()
 	u := rec.Usage
 	s.send(Envelope{Type: EnvTurnEnd, Session: t.session, Turn: t.turn, StopReason: rec.StopReason, Usage: &u, Error: rec.Error})

@@ -13,12 +13,17 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite driver (no cgo)
 )
 
-// dbSchema is version 1 of the session database.
+// dbVersion is the session database's schema version (PRAGMA
+// user_version): 1 without sessions.state, 2 with it.
+const dbVersion = 2
+
+// dbSchema is version 2 of the session database (a new file).
 const dbSchema = `
 CREATE TABLE IF NOT EXISTS sessions (
 	id TEXT PRIMARY KEY,
 	created TEXT NOT NULL,
-	updated TEXT NOT NULL
+	updated TEXT NOT NULL,
+	state TEXT NOT NULL DEFAULT 'terminated'
 );
 CREATE TABLE IF NOT EXISTS turns (
 	session TEXT NOT NULL REFERENCES sessions(id),
@@ -39,7 +44,14 @@ CREATE TABLE IF NOT EXISTS events (
 	data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_session ON events (session, turn, id);
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
+`
+
+// migrate1to2 adds sessions.state to a version 1 database: its sessions
+// were served by processes that have ended, so they are terminated.
+const migrate1to2 = `
+ALTER TABLE sessions ADD COLUMN state TEXT NOT NULL DEFAULT 'terminated';
+PRAGMA user_version = 2;
 `
 
 // DBTimeout bounds waiting for another process's lock on the database.
@@ -82,15 +94,33 @@ func OpenSQLite(path string) (Store, error) {
 		db.Close()
 		return fail(err)
 	}
-	if version > 1 {
+	if version > dbVersion {
 		db.Close()
-		return fail(fmt.Errorf("schema version %d is newer than this fullsend (1)", version))
+		return fail(fmt.Errorf("schema version %d is newer than this fullsend (%d)", version, dbVersion))
 	}
-	if _, err := db.ExecContext(ctx, dbSchema); err != nil {
+	schema := dbSchema
+	if version == 1 {
+		schema = migrate1to2
+	}
+	if err := execTx(ctx, db, schema); err != nil {
 		db.Close()
 		return fail(err)
 	}
 	return &sqlStore{db: db, path: path}, nil
+}
+
+// execTx runs the statements of script in one transaction (a migration
+// applies whole or not at all).
+func execTx(ctx context.Context, db *sql.DB, script string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, script); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -235,6 +265,28 @@ func (s *sqlStore) turnEvents(session string, turn int, event func(int, Event) e
 		}
 	}
 	return nil
+}
+
+// SetState records the session's state (creating the session).
+func (s *sqlStore) SetState(session, state string) error {
+	now := stamp(time.Now())
+	if _, err := s.db.Exec("INSERT INTO sessions (id, created, updated, state) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated = excluded.updated", session, now, now, state); err != nil {
+		return s.fail("session state", err)
+	}
+	return nil
+}
+
+// State returns the session's recorded state ("" for an unknown session).
+func (s *sqlStore) State(session string) (string, error) {
+	var st string
+	err := s.db.QueryRow("SELECT state FROM sessions WHERE id = ?", session).Scan(&st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", s.fail("session state", err)
+	}
+	return st, nil
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }

@@ -35,8 +35,25 @@ type Store interface {
 	// event for each of its stored events; dropped is how many events of
 	// the session are no longer kept.
 	History(session string, turn func(TurnRecord) error, event func(turn int, e Event) error) (dropped int, err error)
+	// SetState records the state of a session (StateRunning,
+	// StateSuspended, StateTerminated), creating it if needed; State
+	// returns it ("" for an unknown session).
+	SetState(session, state string) error
+	State(session string) (string, error)
 	Close() error
 }
+
+// Session states.
+const (
+	// StateRunning: this process serves the session with its sandbox up.
+	StateRunning = "running"
+	// StateSuspended: the sandbox was snapshotted and torn down after
+	// idle_timeout; the next user_message restores it.
+	StateSuspended = "suspended"
+	// StateTerminated: the process that served it ended (a later one may
+	// continue the conversation, in a fresh sandbox).
+	StateTerminated = "terminated"
+)
 
 // DefaultMaxMemoryEvents bounds the in-memory store.
 const DefaultMaxMemoryEvents = 10000
@@ -45,6 +62,7 @@ const DefaultMaxMemoryEvents = 10000
 // sessions: the oldest are dropped first.
 type memStore struct {
 	mu      sync.Mutex
+	state   map[string]string
 	max     int
 	turns   map[string][]TurnRecord
 	events  []memEvent // oldest first
@@ -62,7 +80,20 @@ func NewMemoryStore(maxEvents int) Store {
 	if maxEvents <= 0 {
 		maxEvents = DefaultMaxMemoryEvents
 	}
-	return &memStore{max: maxEvents, turns: map[string][]TurnRecord{}, dropped: map[string]int{}}
+	return &memStore{max: maxEvents, turns: map[string][]TurnRecord{}, dropped: map[string]int{}, state: map[string]string{}}
+}
+
+func (m *memStore) SetState(session, state string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state[session] = state
+	return nil
+}
+
+func (m *memStore) State(session string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state[session], nil
 }
 
 func (m *memStore) Turns(session string) (int, error) {

@@ -114,11 +114,11 @@ func TestSQLiteRefusesBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.(*sqlStore).db.Exec("PRAGMA user_version = 2"); err != nil {
+	if _, err := s.(*sqlStore).db.Exec("PRAGMA user_version = 3"); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := OpenSQLite(newer); err == nil || !strings.Contains(err.Error(), "schema version 2") {
+	if _, err := OpenSQLite(newer); err == nil || !strings.Contains(err.Error(), "schema version 3") {
 		t.Fatalf("newer: %v", err)
 	}
 }

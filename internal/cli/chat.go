@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,7 @@ import (
 type chatFlags struct {
 	runtime, sandbox, targetRepo, sessionDB string
 	maxMemoryEvents                         int
+	idleTimeout                             time.Duration
 	native                                  runtime.Flags // the native runtime's flags
 }
 
@@ -52,6 +54,12 @@ error envelope and the stream goes on). Turns run one at a time; a second
 user_message for a session with a turn in flight is refused. The protocol's
 JSON Schema is internal/chat/protocol.schema.json.
 
+After --idle-timeout (config sandbox.idle_timeout, default 15m) without a
+turn, the sandbox is suspended: its files are kept in a snapshot in the run
+directory and it is torn down; the next user_message provisions a new one and
+restores them first (local and docker backends; elsewhere it stays up). The
+session database records each session running, suspended or terminated.
+
 --session-db FILE keeps sessions, turns and events in SQLite (created 0600,
 WAL) and each session's transcript in FILE.sessions/<session>/, so a later
 process continues a session where the last one stopped. Without it
@@ -73,6 +81,7 @@ fullsend run --help).`,
 	fl.StringVar(&cf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
 	fl.StringVar(&cf.sessionDB, "session-db", "", "keep sessions, turns and events in the SQLite database `FILE` (and transcripts in FILE.sessions/), so they survive the process")
 	fl.IntVar(&cf.maxMemoryEvents, "max-memory-events", chat.DefaultMaxMemoryEvents, "without --session-db: keep at most `N` events in memory (the oldest are dropped)")
+	fl.DurationVar(&cf.idleTimeout, "idle-timeout", 0, "suspend the sandbox (snapshot its files, tear it down) after `DURATION` without a turn; the next user_message restores it (default: config sandbox.idle_timeout, 15m)")
 	cf.native = native.New(native.Options{}).NewFlags()
 	cf.native.Add(fl)
 	_ = fl.MarkHidden("image")
@@ -94,6 +103,9 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	}
 	if cf.maxMemoryEvents <= 0 {
 		return nil, usageError{fmt.Errorf("--max-memory-events %d: want a positive number", cf.maxMemoryEvents)}
+	}
+	if fl.Changed("idle-timeout") && cf.idleTimeout < time.Second {
+		return nil, usageError{fmt.Errorf("--idle-timeout %s: want at least 1s", cf.idleTimeout)}
 	}
 	if cf.sessionDB != "" && fl.Changed("max-memory-events") {
 		return nil, usageError{errors.New("--max-memory-events: only without --session-db (the database keeps every event)")}
@@ -141,8 +153,14 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 			if dir == "" {
 				dir = filepath.Join(a.RunDir, "chat")
 			}
+			idle := cf.idleTimeout
+			if idle == 0 {
+				idle = a.IdleTimeout()
+			}
 			srv = chat.NewServer(chat.Options{Store: store, CheckImage: a.CheckImage, Redact: redact,
-				Run: func(ctx context.Context, t chat.TurnInput) (*runtime.Outcome, error) { return chatTurn(ctx, a, dir, t) }})
+				Run:         func(ctx context.Context, t chat.TurnInput) (*runtime.Outcome, error) { return chatTurn(ctx, a, dir, t) },
+				IdleTimeout: idle, Suspend: a.Suspend, Wake: a.Wake,
+				Notify: func(line string) { fmt.Fprintln(pr.Writer(), "fullsend: "+line) }})
 			if !env.Quiet {
 				fmt.Fprintln(pr.Writer(), chatReady)
 			}

@@ -314,6 +314,8 @@ func TestRunNativeFlagErrors(t *testing.T) {
 		{[]string{"--runtime", "native", "--max-turns", "0"}, 2, "--max-turns 0: want a positive number"},
 		{[]string{"--runtime", "native", "--max-output-tokens", "-5"}, 2, "--max-output-tokens -5: want a positive number"},
 		{[]string{"--runtime", "native", "--model", " "}, 2, "--model: empty value"},
+		{[]string{"--runtime", "native", "--compact-tokens", "0"}, 2, "--compact-tokens 0: want a positive number"},
+		{[]string{"--runtime", "claude", "--compact-tokens", "9000"}, 2, `--compact-tokens: only for the native runtime (runtime is "claude")`},
 		{[]string{"--model", "x", "--max-turns", "3"}, 2, `--model, --max-turns: only for the native runtime (runtime is "script")`},
 		{[]string{"--runtime", "native", "--resume", "../x"}, 2, "--resume: run id"},
 		{[]string{"--image", "shot.png"}, 2, `--image: only for the native runtime (runtime is "script")`},

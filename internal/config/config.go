@@ -62,7 +62,13 @@ type Sandbox struct {
 	// HostServices are sandbox.host_services: loopback "IP:PORT" endpoints of
 	// the runner host the sandbox reaches at the same address (runtimes.go).
 	HostServices []string
+	// IdleTimeout is sandbox.idle_timeout: `fullsend chat` suspends its
+	// sandbox (snapshot, teardown) after this long without a turn.
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is sandbox.idle_timeout when config.yaml sets none.
+const DefaultIdleTimeout = 15 * time.Minute
 
 // Docker configures the docker backend.
 type Docker struct {
@@ -125,7 +131,7 @@ type Forge struct {
 func Default() *Config {
 	return &Config{
 		Version: "1",
-		Sandbox: Sandbox{Backend: "local", Limits: DefaultLimits()},
+		Sandbox: Sandbox{Backend: "local", Limits: DefaultLimits(), IdleTimeout: DefaultIdleTimeout},
 		Security: Security{
 			FailMode: FailClosed,
 			RemoteResources: RemoteResources{
@@ -412,6 +418,7 @@ type sandboxYAML struct {
 	Docker       dockerYAML     `yaml:"docker"`
 	HostServices []string       `yaml:"host_services"`
 	Limits       *yaml.Node     `yaml:"limits"`
+	IdleTimeout  string         `yaml:"idle_timeout"`
 }
 
 type dockerYAML struct {
@@ -437,6 +444,12 @@ func (s *sandboxYAML) CheckKey(f *yamlx.Fields, key string) error {
 		c.HostServices, err = hostServices(f, key, s.HostServices)
 	case "limits":
 		err = ParseLimits(f.File, f.Field(key), s.Limits, &c.Limits, nil)
+	case "idle_timeout":
+		d, perr := time.ParseDuration(s.IdleTimeout)
+		if perr != nil || d < time.Second {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not a duration of at least 1s (e.g. 15m)", s.IdleTimeout)
+		}
+		c.IdleTimeout = d
 	}
 	return err
 }

@@ -223,7 +223,7 @@ var badConfigs = []struct {
 	{"forge api query", "forges: [{host: x.example, type: github, api_url: \"https://x.example/api?v=3\"}]\n", "c.yaml:1: forges[0].api_url: invalid value: an API URL has no query", yamlx.ErrValue},
 	{"agent no source", "agents:\n  - {name: a}\n", "c.yaml:2: agents[0].source: invalid value: required", yamlx.ErrValue},
 	{"kubernetes unknown key, value checked first", "sandbox:\n  kubernetes:\n    nodes: [a]\n", "c.yaml:3: sandbox.kubernetes.nodes: wrong type", yamlx.ErrType},
-	{"limits unknown key", "sandbox:\n  limits: {disk: 1Gi}\n", "c.yaml:2: sandbox.limits.disk: unknown field: (known: memory, pids, cpus, tmp_size, workspace_size, output_size, output_files)", yamlx.ErrUnknownField},
+	{"limits unknown key", "sandbox:\n  limits: {disk: 1Gi}\n", "c.yaml:2: sandbox.limits.disk: unknown field: (known: memory, pids, cpus, tmp_size, workspace_size, output_size, output_files, snapshot_size)", yamlx.ErrUnknownField},
 	{"syntax", "security: [\n", "c.yaml", yamlx.ErrSyntax},
 	{"duplicate", "version: \"1\"\nversion: \"1\"\n", "c.yaml:2: version", yamlx.ErrDuplicate},
 }

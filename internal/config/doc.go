@@ -35,7 +35,7 @@
 //
 // A missing file is Default(): fail_mode closed, timeout 30s, 10 MiB, depth
 // 10, 50 resources, sandbox.limits memory 4GiB, pids 1024, cpus 2, tmp_size
-// 1GiB, workspace_size 10GiB, output_size 64MiB, output_files 10000, local ML threshold 0.92, remote 0.95, forges github.com
+// 1GiB, workspace_size 10GiB, output_size 64MiB, output_files 10000, snapshot_size 1GiB, local ML threshold 0.92, remote 0.95, forges github.com
 // (https://api.github.com, GITHUB_TOKEN) and gitlab.com
 // (https://gitlab.com/api/v4, GITLAB_TOKEN). Forges listed in the file are
 // added to the defaults; listing github.com or gitlab.com replaces that

@@ -22,6 +22,7 @@ type Limits struct {
 	WorkspaceBytes int64   `json:"workspace_bytes"` // workspace_size: bytes the sandbox may write under /sandbox
 	OutputBytes    int64   `json:"output_bytes"`    // output_size: bytes downloaded from /sandbox/output, and captured stdout/stderr
 	OutputFiles    int64   `json:"output_files"`    // output_files: files and directories downloaded from /sandbox/output
+	SnapshotBytes  int64   `json:"snapshot_bytes"`  // snapshot_size: file content one workspace snapshot may keep
 }
 
 // Default limits (sandbox.limits when config.yaml sets none).
@@ -33,6 +34,7 @@ const (
 	DefaultWorkspaceBytes = 10 << 30
 	DefaultOutputBytes    = 64 << 20
 	DefaultOutputFiles    = 10000
+	DefaultSnapshotBytes  = 1 << 30
 	// MaxOutputFiles bounds output_files itself.
 	MaxOutputFiles = 1 << 22
 )
@@ -42,13 +44,13 @@ func DefaultLimits() Limits {
 	return Limits{
 		MemoryBytes: DefaultMemoryBytes, Pids: DefaultPids, CPUs: DefaultCPUs,
 		TmpBytes: DefaultTmpBytes, WorkspaceBytes: DefaultWorkspaceBytes, OutputBytes: DefaultOutputBytes,
-		OutputFiles: DefaultOutputFiles,
+		OutputFiles: DefaultOutputFiles, SnapshotBytes: DefaultSnapshotBytes,
 	}
 }
 
 // LimitKeys are the keys of sandbox.limits and of a harness resources:
 // block, in documentation order.
-var LimitKeys = []string{"memory", "pids", "cpus", "tmp_size", "workspace_size", "output_size", "output_files"}
+var LimitKeys = []string{"memory", "pids", "cpus", "tmp_size", "workspace_size", "output_size", "output_files", "snapshot_size"}
 
 // ParseLimit decodes the value n of limit key into l. field names the key in
 // messages (e.g. "sandbox.limits.memory"). Every limit must be positive;
@@ -78,6 +80,8 @@ func ParseLimit(file, field, key string, n *yaml.Node, l *Limits) error {
 		return size(&l.WorkspaceBytes)
 	case "output_size":
 		return size(&l.OutputBytes)
+	case "snapshot_size":
+		return size(&l.SnapshotBytes)
 	case "pids":
 		v, err := yamlx.Int(file, field, n)
 		if err != nil {
@@ -153,6 +157,8 @@ func (l Limits) Value(key string) string {
 		return FormatSize(l.OutputBytes)
 	case "output_files":
 		return fmt.Sprint(l.OutputFiles)
+	case "snapshot_size":
+		return FormatSize(l.SnapshotBytes)
 	}
 	return ""
 }
@@ -175,6 +181,8 @@ func (l Limits) Exceeds(h Limits) string {
 		return "output_size"
 	case h.OutputFiles > l.OutputFiles:
 		return "output_files"
+	case h.SnapshotBytes > l.SnapshotBytes:
+		return "snapshot_size"
 	}
 	return ""
 }
@@ -197,6 +205,7 @@ func (l Limits) Lower(h Limits) Limits {
 	l.WorkspaceBytes = lower(l.WorkspaceBytes, h.WorkspaceBytes)
 	l.OutputBytes = lower(l.OutputBytes, h.OutputBytes)
 	l.OutputFiles = lower(l.OutputFiles, h.OutputFiles)
+	l.SnapshotBytes = lower(l.SnapshotBytes, h.SnapshotBytes)
 	return l
 }
 
@@ -215,7 +224,7 @@ func Min(a, b Limits) Limits {
 	out := Limits{
 		MemoryBytes: pick(a.MemoryBytes, b.MemoryBytes), Pids: pick(a.Pids, b.Pids),
 		TmpBytes: pick(a.TmpBytes, b.TmpBytes), WorkspaceBytes: pick(a.WorkspaceBytes, b.WorkspaceBytes),
-		OutputBytes: pick(a.OutputBytes, b.OutputBytes), OutputFiles: pick(a.OutputFiles, b.OutputFiles), CPUs: a.CPUs,
+		OutputBytes: pick(a.OutputBytes, b.OutputBytes), OutputFiles: pick(a.OutputFiles, b.OutputFiles), SnapshotBytes: pick(a.SnapshotBytes, b.SnapshotBytes), CPUs: a.CPUs,
 	}
 	if out.CPUs == 0 || (b.CPUs > 0 && b.CPUs < out.CPUs) {
 		out.CPUs = b.CPUs

@@ -31,16 +31,16 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestSandboxLimits(t *testing.T) {
-	c, _, err := Parse("config.yaml", []byte("sandbox:\n  limits:\n    memory: 2GiB\n    pids: 256\n    cpus: 1.5\n    tmp_size: 256Mi\n"))
+	c, _, err := Parse("config.yaml", []byte("sandbox:\n  limits:\n    memory: 2GiB\n    pids: 256\n    cpus: 1.5\n    tmp_size: 256Mi\n    snapshot_size: 128MiB\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultLimits()
-	want.MemoryBytes, want.Pids, want.CPUs, want.TmpBytes = 2<<30, 256, 1.5, 256<<20
+	want.MemoryBytes, want.Pids, want.CPUs, want.TmpBytes, want.SnapshotBytes = 2<<30, 256, 1.5, 256<<20, 128<<20
 	if c.Sandbox.Limits != want {
 		t.Fatalf("limits = %+v, want %+v", c.Sandbox.Limits, want)
 	}
-	if d := Default().Sandbox.Limits; d != (Limits{MemoryBytes: 4 << 30, Pids: 1024, CPUs: 2, TmpBytes: 1 << 30, WorkspaceBytes: 10 << 30, OutputBytes: 64 << 20, OutputFiles: 10000}) {
+	if d := Default().Sandbox.Limits; d != (Limits{MemoryBytes: 4 << 30, Pids: 1024, CPUs: 2, TmpBytes: 1 << 30, WorkspaceBytes: 10 << 30, OutputBytes: 64 << 20, OutputFiles: 10000, SnapshotBytes: 1 << 30}) {
 		t.Fatalf("defaults = %+v", d)
 	}
 	for body, line := range map[string]string{
@@ -50,6 +50,7 @@ func TestSandboxLimits(t *testing.T) {
 		"sandbox:\n  limits:\n    cpus: 0\n":                "config.yaml:3: sandbox.limits.cpus:",
 		"sandbox:\n  limits:\n    output_size: 0\n":         "config.yaml:3: sandbox.limits.output_size:",
 		"sandbox:\n  limits:\n    output_files: 0\n":        "config.yaml:3: sandbox.limits.output_files:",
+		"sandbox:\n  limits:\n    snapshot_size: 0\n":       "config.yaml:3: sandbox.limits.snapshot_size:",
 		"sandbox:\n  limits:\n    output_files: 1Ki\n":      "config.yaml:3: sandbox.limits.output_files:",
 		"sandbox:\n  limits:\n    output_files: 99999999\n": "config.yaml:3: sandbox.limits.output_files:",
 	} {

@@ -156,7 +156,7 @@ func TestResourcesOnlyLower(t *testing.T) {
 	cfg.Path = "/org/.fullsend/config.yaml"
 	cfg.Sandbox.Limits.MemoryBytes = 2 << 30
 
-	p := write(t, d, "harness/h.yaml", "agent: agents/a.md\nresources:\n  memory: 1Gi\n  pids: 100\n  cpus: 0.5\n  tmp_size: 64Mi\n  workspace_size: 1G\n  output_size: 1MiB\n  output_files: 500\n")
+	p := write(t, d, "harness/h.yaml", "agent: agents/a.md\nresources:\n  memory: 1Gi\n  pids: 100\n  cpus: 0.5\n  tmp_size: 64Mi\n  workspace_size: 1G\n  output_size: 1MiB\n  output_files: 500\n  snapshot_size: 512MiB\n")
 	h, err := Load(p, LoadOptions{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestResourcesOnlyLower(t *testing.T) {
 	if err := h.Validate(cfg); err != nil {
 		t.Fatal(err)
 	}
-	want := config.Limits{MemoryBytes: 1 << 30, Pids: 100, CPUs: 0.5, TmpBytes: 64 << 20, WorkspaceBytes: 1e9, OutputBytes: 1 << 20, OutputFiles: 500}
+	want := config.Limits{MemoryBytes: 1 << 30, Pids: 100, CPUs: 0.5, TmpBytes: 64 << 20, WorkspaceBytes: 1e9, OutputBytes: 1 << 20, OutputFiles: 500, SnapshotBytes: 512 << 20}
 	if h.Resources != want {
 		t.Fatalf("resources = %+v, want %+v", h.Resources, want)
 	}
@@ -180,6 +180,7 @@ func TestResourcesOnlyLower(t *testing.T) {
 		{"resources:\n  workspace_size: 11Gi\n", "resources.workspace_size", "sandbox.limits.workspace_size = 10GiB"},
 		{"resources:\n  output_size: 65Mi\n", "resources.output_size", "sandbox.limits.output_size = 64MiB"},
 		{"resources:\n  output_files: 10001\n", "resources.output_files", "sandbox.limits.output_files = 10000"},
+		{"resources:\n  snapshot_size: 2Gi\n", "resources.snapshot_size", "sandbox.limits.snapshot_size = 1GiB"},
 		{"forge:\n  github:\n    resources:\n      memory: 8Gi\n", "forge.github.resources.memory", "sandbox.limits.memory = 2GiB"},
 	} {
 		p := write(t, d, "harness/h.yaml", "agent: agents/a.md\n"+c.body)

@@ -722,9 +722,10 @@ func firstLine(bufs ...[]byte) string {
 
 // onEvent appends a runtime event to events.jsonl and counts errors.
 func (x *execution) onEvent(e runtime.Event) {
-	if e.Kind == runtime.EventInfo && e.Name == runtime.InfoEndpointChanged {
-		// A resumed transcript recorded another endpoint: a note of the
-		// report, shown even with --quiet.
+	if e.Kind == runtime.EventInfo && (e.Name == runtime.InfoEndpointChanged || e.Name == runtime.InfoWorkspace) {
+		// A resumed transcript recorded another endpoint, a workspace
+		// snapshot was not taken or restored: a note of the report, shown
+		// even with --quiet.
 		x.note(e.Text)
 	} else {
 		x.progressEvent(e)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -30,6 +31,10 @@ type Agent struct {
 
 	x  *execution
 	mu sync.Mutex
+	// sm guards suspended (suspend.go): the snapshot of a suspended
+	// sandbox, nil while it is up.
+	sm        sync.Mutex
+	suspended *native.SnapshotRef
 }
 
 // Count adds an outcome to the run's report (turns, tool calls, tokens).

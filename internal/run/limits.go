@@ -38,6 +38,10 @@ type limitWatch struct {
 	hit string
 }
 
+// Unwrap implements sandbox.Wrapper (the backend session's optional
+// interfaces, e.g. sandbox.Snapshotter, stay reachable).
+func (w *limitWatch) Unwrap() sandbox.Session { return w.Session }
+
 func (w *limitWatch) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	ctx, span := traceExec(ctx, r)
 	res, err := w.Session.Exec(ctx, r)

@@ -766,6 +766,7 @@ func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
 	p.Spec.Limits.WorkspaceBytes = p.Limits.WorkspaceBytes
 	p.Spec.Limits.OutputBytes = p.Limits.OutputBytes
 	p.Spec.Limits.OutputFiles = int(p.Limits.OutputFiles)
+	p.Spec.Limits.SnapshotBytes = p.Limits.SnapshotBytes
 	p.Spec.Image = h.Image
 	if p.Spec.Image == "" {
 		// The configured image of the backend that runs this plan.

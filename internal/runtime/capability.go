@@ -32,6 +32,11 @@ var ErrCannotSucceed = errors.New("the run cannot succeed")
 // runner records its Text as a report note (shown even with --quiet).
 const InfoEndpointChanged = "endpoint_changed"
 
+// InfoWorkspace is the Name of the EventInfo saying that a workspace
+// snapshot was not taken or not restored; the runner records its Text as
+// a report note (shown even with --quiet).
+const InfoWorkspace = "workspace_snapshot"
+
 // ProvisionFunc provisions a fresh sandbox session like the run's own
 // (same spec and network); the runtime terminates it.
 type ProvisionFunc func(ctx context.Context) (sandbox.Session, error)

@@ -48,7 +48,13 @@
 // elsewhere).
 // Optional features are interfaces checked by type assertion on a Session
 // (Snapshotter, Resumer, MountAttacher, NetworkUpdater) and announced in
-// Capabilities. Package sandboxtest is the conformance suite every backend
+// Capabilities. Snapshotter (local and docker) saves the writable state
+// under /sandbox as a filtered tar stream and restores it into another
+// session: both directions keep directories and regular files only,
+// check names as uploads do, drop setuid bits and stop at
+// Limits.SnapshotBytes (snapshot_size), Limits.OutputBytes below
+// /sandbox/output and SnapshotEntries entries (ErrSnapshotLimit); a
+// restore first empties /sandbox but the caller's skip paths. Package sandboxtest is the conformance suite every backend
 // runs.
 //
 // # Failure

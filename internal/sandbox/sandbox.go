@@ -63,6 +63,7 @@ type Limits struct {
 	WorkspaceBytes int64 `json:"workspace_bytes,omitempty"` // bytes the sandbox may write under /sandbox
 	OutputBytes    int64 `json:"output_bytes,omitempty"`    // bytes Download may copy out, and host-side capture of each Exec's stdout/stderr
 	OutputFiles    int   `json:"output_files,omitempty"`    // files and directories one Download may create on the host
+	SnapshotBytes  int64 `json:"snapshot_bytes,omitempty"`  // file content one Snapshot may keep (Snapshotter)
 }
 
 // Default limits, applied by backends to zero Limits fields.
@@ -74,6 +75,9 @@ const (
 	DefaultWorkspaceBytes int64   = 10 << 30
 	DefaultOutputBytes    int64   = 64 << 20
 	DefaultOutputFiles    int     = 10000
+	DefaultSnapshotBytes  int64   = 1 << 30
+	// SnapshotEntries bounds the files and directories of one snapshot.
+	SnapshotEntries = 1 << 20
 )
 
 // Resolved returns l with every zero field except WallTime replaced by its
@@ -86,6 +90,7 @@ func (l Limits) Resolved() Limits {
 	orDefault(&l.WorkspaceBytes, DefaultWorkspaceBytes)
 	orDefault(&l.OutputBytes, DefaultOutputBytes)
 	orDefault(&l.OutputFiles, DefaultOutputFiles)
+	orDefault(&l.SnapshotBytes, DefaultSnapshotBytes)
 	return l
 }
 
@@ -120,6 +125,19 @@ var ErrOutputFilesLimit = errors.New("output file count limit exceeded")
 // ErrOutputFilesLimit and names the output_files setting.
 func OutputFilesLimitError(what string, limit int) error {
 	return fmt.Errorf("%s: more than output_files (%d files and directories): %w", what, limit, ErrOutputFilesLimit)
+}
+
+// ErrSnapshotLimit is wrapped by the error of a Snapshot whose files would
+// keep more than Limits.SnapshotBytes (or, below /sandbox/output, more
+// than Limits.OutputBytes), or more than SnapshotEntries files and
+// directories; nothing is kept.
+var ErrSnapshotLimit = errors.New("snapshot limit exceeded")
+
+// SnapshotLimitError returns the error of a snapshot of more than limit
+// bytes (setting names the limit: snapshot_size or output_size); it wraps
+// ErrSnapshotLimit.
+func SnapshotLimitError(setting string, limit int64) error {
+	return fmt.Errorf("snapshot: more than %s (%s): %w", setting, FormatBytes(limit), ErrSnapshotLimit)
 }
 
 // ErrWorkspaceLimit is wrapped by the errors of a session a backend killed
@@ -305,9 +323,50 @@ type ExecResult struct {
 
 // Optional capabilities, checked by type assertion on a Session.
 
-// Snapshotter captures a session's state.
+// Snapshotter saves and restores a session's writable state: the tree
+// under Root (/sandbox/workspace, /sandbox/output and the rest of the
+// agent's home, which is Root) less the paths of skip, absolute sandbox
+// paths below Root that the caller owns (e.g. its configuration, a file it
+// plants), which are neither kept nor replaced.
 type Snapshotter interface {
-	Snapshot(ctx context.Context) (string, error)
+	// Snapshot writes the state to w as a tar stream: directories and
+	// regular files only (symlinks and special files are left out), named
+	// "./REL" relative to Root, with permission bits, size and
+	// modification time. Past Limits.SnapshotBytes of file content, past
+	// Limits.OutputBytes below /sandbox/output or past SnapshotEntries
+	// entries it fails with an error wrapping ErrSnapshotLimit, and what
+	// was written to w must be discarded.
+	Snapshot(ctx context.Context, w io.Writer, skip []string) error
+	// Restore replaces the state with the tar stream r, as Snapshot
+	// wrote it: every entry under Root but skip is removed, then r is
+	// extracted as the agent would write it (a directory the agent had
+	// made read-only is filled first and gets its mode back after; one in
+	// the way is made writable before it is removed). r is
+	// untrusted: it passes the rules of Snapshot again (names checked, no symlink, no special file,
+	// no setuid bit, the same bounds; entries under skip ignored).
+	Restore(ctx context.Context, r io.Reader, skip []string) error
+}
+
+// Wrapper is a Session that adds to another one (e.g. a run's limit
+// accounting); the optional interfaces are looked up on what it wraps.
+type Wrapper interface {
+	Unwrap() Session
+}
+
+// SnapshotterOf returns s's Snapshotter, or that of the session s wraps
+// (through Wrapper, at any depth).
+func SnapshotterOf(s Session) (Snapshotter, bool) {
+	for s != nil {
+		if sn, ok := s.(Snapshotter); ok {
+			return sn, true
+		}
+		w, ok := s.(Wrapper)
+		if !ok {
+			break
+		}
+		s = w.Unwrap()
+	}
+	return nil, false
 }
 
 // Resumer resumes a session from a snapshot id.

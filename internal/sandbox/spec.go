@@ -100,7 +100,7 @@ func Check(s Spec) (Spec, error) {
 		return Spec{}, err
 	}
 	if l := s.Limits; l.MemoryBytes < 0 || l.Pids < 0 || l.CPUs < 0 || l.WallTime < 0 ||
-		l.TmpBytes < 0 || l.WorkspaceBytes < 0 || l.OutputBytes < 0 || l.OutputFiles < 0 {
+		l.TmpBytes < 0 || l.WorkspaceBytes < 0 || l.OutputBytes < 0 || l.OutputFiles < 0 || l.SnapshotBytes < 0 {
 		return Spec{}, specErr("limits: negative value")
 	}
 	return out, nil

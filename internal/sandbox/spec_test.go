@@ -109,18 +109,18 @@ func TestMergeEnv(t *testing.T) {
 
 func TestLimitsResolved(t *testing.T) {
 	got := sandbox.Limits{}.Resolved()
-	want := sandbox.Limits{MemoryBytes: 4 << 30, Pids: 1024, CPUs: 2, TmpBytes: 1 << 30, WorkspaceBytes: 10 << 30, OutputBytes: 64 << 20, OutputFiles: 10000}
+	want := sandbox.Limits{MemoryBytes: 4 << 30, Pids: 1024, CPUs: 2, TmpBytes: 1 << 30, WorkspaceBytes: 10 << 30, OutputBytes: 64 << 20, OutputFiles: 10000, SnapshotBytes: 1 << 30}
 	if got != want {
 		t.Errorf("defaults: %+v, want %+v", got, want)
 	}
-	set := sandbox.Limits{WallTime: 5, MemoryBytes: 1, Pids: 2, CPUs: 0.5, TmpBytes: 3, WorkspaceBytes: 4, OutputBytes: 5, OutputFiles: 6}
+	set := sandbox.Limits{WallTime: 5, MemoryBytes: 1, Pids: 2, CPUs: 0.5, TmpBytes: 3, WorkspaceBytes: 4, OutputBytes: 5, OutputFiles: 6, SnapshotBytes: 7}
 	if got := set.Resolved(); got != set {
 		t.Errorf("set values changed: %+v", got)
 	}
 }
 
 func TestCheckRejectsNegativeLimits(t *testing.T) {
-	for _, l := range []sandbox.Limits{{TmpBytes: -1}, {WorkspaceBytes: -1}, {OutputBytes: -1}, {OutputFiles: -1}, {MemoryBytes: -1}, {CPUs: -1}} {
+	for _, l := range []sandbox.Limits{{TmpBytes: -1}, {WorkspaceBytes: -1}, {OutputBytes: -1}, {OutputFiles: -1}, {SnapshotBytes: -1}, {MemoryBytes: -1}, {CPUs: -1}} {
 		if _, err := sandbox.Check(sandbox.Spec{Limits: l}); !errors.Is(err, sandbox.ErrInvalidSpec) {
 			t.Errorf("%+v: %v", l, err)
 		}

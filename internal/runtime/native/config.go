@@ -46,6 +46,7 @@ type Config struct {
 	API, BaseURL, Model, Auth, KeyEnv string
 	MaxTurns                          int   // 0 = DefaultMaxTurns
 	MaxOutputTokens                   int64 // 0 = the default budget
+	CompactTokens                     int64 // 0 = never compact
 	Resume                            bool  // continue the transcript in the run directory
 	AllowFetch                        bool  // offer fetch_skill (allow_runtime_fetch)
 	// SubagentProfiles is the encoded profile list ("none": no
@@ -76,6 +77,9 @@ func (c *Config) Options() map[string]string {
 	if c.MaxOutputTokens > 0 {
 		o[OptMaxOutputTokens] = strconv.FormatInt(c.MaxOutputTokens, 10)
 	}
+	if c.CompactTokens > 0 {
+		o[OptCompactTokens] = strconv.FormatInt(c.CompactTokens, 10)
+	}
 	if c.Resume {
 		o[OptResume] = "true"
 	}
@@ -99,6 +103,7 @@ func (c *Config) Options() map[string]string {
 type flags struct {
 	api, baseURL, auth, keyEnv string
 	maxOutputTokens            int64
+	compactTokens              int64
 	images                     []string
 }
 
@@ -112,6 +117,7 @@ func (n *flags) Add(fl *pflag.FlagSet) {
 	fl.StringVar(&n.keyEnv, "model-key-env", "", "native runtime: read the API key from host variable `VAR` (default: $FULLSEND_MODEL_KEY_ENV, FULLSEND_API_KEY); the key never enters the sandbox")
 	runtime.AddSharedFlags(fl)
 	fl.Int64Var(&n.maxOutputTokens, "max-output-tokens", 0, "native runtime: at most `N` output tokens over the whole run (default 200000)")
+	fl.Int64Var(&n.compactTokens, "compact-tokens", 0, "native runtime: when a model call's input reaches `N` tokens, summarise the older turns into a compaction record before the next call (default: never; see docs/long-runs.md)")
 	fl.StringArrayVar(&n.images, "image", nil, "native runtime: attach image `FILE` (png, jpeg, gif, webp; at most 5 MiB; inside the target repository) to the prompt; repeatable")
 }
 
@@ -173,6 +179,13 @@ func (n *flags) Parse(fl *pflag.FlagSet) (runtime.Config, []string, error) {
 			return nil, nil, fmt.Errorf("--max-output-tokens %d: want a positive number", n.maxOutputTokens)
 		}
 		c.MaxOutputTokens = n.maxOutputTokens
+	}
+	if fl.Changed("compact-tokens") {
+		given = append(given, "--compact-tokens")
+		if n.compactTokens <= 0 {
+			return nil, nil, fmt.Errorf("--compact-tokens %d: want a positive number", n.compactTokens)
+		}
+		c.CompactTokens = n.compactTokens
 	}
 	if fl.Changed("image") {
 		given = append(given, "--image")
@@ -430,10 +443,14 @@ func (r *Runtime) SetWebPolicy(p runtime.WebPolicy) error {
 func (r *Runtime) ResumeFile() string { return TranscriptFile }
 
 // VerifyResume implements runtime.Resumer: the transcript (and the images
-// it names) must verify against this user's run key.
+// it names) must verify against this user's run key, and the workspace
+// snapshot it names against its digest.
 func (r *Runtime) VerifyResume(runDir string) error {
-	_, err := LoadState(runDir)
-	return err
+	st, err := LoadState(runDir)
+	if err != nil {
+		return err
+	}
+	return VerifySnapshot(runDir, st)
 }
 
 // Offered implements runtime.OfferReporter from the last Run's Snapshot.

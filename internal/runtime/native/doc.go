@@ -84,7 +84,8 @@
 //
 // # Run directory
 //
-//	transcript.jsonl       start record, every message (tool results with their tool record), resume and stop records
+//	transcript.jsonl       start record, every message (tool results with their tool record), resume, stop,
+//	                       snapshot and compaction records
 //	calls.jsonl            one line per model HTTP attempt: status, request id, bytes, timings, retry wait, token and prompt-cache counts
 //	tool-outputs/<n>.txt   whole output of tool call n
 //	images/<n>.<ext>       images returned by view_image (the transcript keeps file + sha256, not pixels)
@@ -94,6 +95,7 @@
 //	skill-reads.jsonl      one line per read_skill_resource read: skill, path, sha256 and size of the bytes read, time, turn, tool call
 //	skill-scripts.jsonl    one line per run_skill_script run or refusal: skill, path, sha256, args, exit code, duration, time, turn, tool call
 //	children/<k>/          the same layout for the k-th delegate_task child, and return.json (its raw structured return)
+//	snapshots/<sha256>.tar the last workspace snapshot (workspace.go), named in a snapshot record of the transcript
 //
 // Every line of transcript.jsonl is written with one write call. Resume
 // (Options["resume"]="true" on Run, i.e. `fullsend run --resume RUN_ID`)
@@ -103,6 +105,13 @@
 // tools and messages the killed process would have sent. The resumed run
 // keeps its recorded endpoint and model unless a flag or the environment
 // names another. Turn and token budgets count the whole run, resumed or not.
+// On a backend with sandbox.Snapshotter the loop keeps the sandbox's
+// writable state after each turn's tools and when it ends; a resume
+// verifies the last snapshot against its transcript record and restores
+// it before the first turn (workspace.go; docs/long-runs.md).
+// With Limits.CompactTokens (option compact_tokens), a call whose input
+// reached it makes the loop summarise the older turns with the model and
+// drop them (a compaction record, which LoadState replays; compact.go).
 //
 // Chat (Options["chat"]="true", `fullsend chat`): RunDir holds one
 // conversation across calls; the first call starts it with Prompt, each

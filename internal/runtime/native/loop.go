@@ -36,6 +36,9 @@ type Limits struct {
 	MaxOutputTokens  int64         `json:"max_output_tokens"`   // sum over the loop
 	MaxTokensPerCall int           `json:"max_tokens_per_call"` // per model call
 	WallTime         time.Duration `json:"wall_time"`
+	// CompactTokens: when a model call's input reaches it, older turns
+	// are compacted before the next one (compact.go); 0: never.
+	CompactTokens int64 `json:"compact_tokens,omitempty"`
 }
 
 func (l Limits) withDefaults() Limits {
@@ -94,6 +97,9 @@ type loop struct {
 	// callID is the model's id of the tool call running (set by runTool),
 	// for the provenance records.
 	callID string
+	// noWorkspaceSnapshots: the loop takes no workspace snapshot (chat:
+	// its sessions share one sandbox, which chat suspends as a whole).
+	noWorkspaceSnapshots bool
 }
 
 // childEmit is what a child loop emits through: its verdicts reach the
@@ -177,6 +183,7 @@ func (l *loop) toolNames() []string {
 
 func (l *loop) addMessage(m model.Message, rec Record) error {
 	l.st.Messages = append(l.st.Messages, m)
+	l.st.noteToolFile(m, rec)
 	rec.Type = RecMessage
 	rec.Message = &m
 	return l.tr.write(rec)
@@ -212,6 +219,12 @@ func (l *loop) run(ctx context.Context) result {
 		if err := ctx.Err(); err != nil {
 			return l.ctxResult(ctx)
 		}
+		if l.shouldCompact() {
+			if res, done := l.compact(ctx, maxTok); done {
+				return res
+			}
+			continue // the bounds again: the summary was a model call
+		}
 		resp, err := l.client.Complete(ctx, l.request(maxTok))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -222,6 +235,7 @@ func (l *loop) run(ctx context.Context) result {
 		}
 		l.st.Turns++
 		l.st.Usage.Add(resp.Usage)
+		l.st.LastInputTokens = resp.Usage.InputTokens
 		l.pool.charge(resp.Usage.OutputTokens)
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
@@ -257,6 +271,13 @@ func (l *loop) run(ctx context.Context) result {
 				return l.ctxResult(ctx)
 			}
 			return result{stop: runtime.StopError, err: err}
+		}
+		// The turn is over: keep the workspace as the tools left it
+		// (unless they only read).
+		if mayWrite(msg.ToolCalls) {
+			if err := l.saveWorkspace(ctx); err != nil {
+				return result{stop: runtime.StopError, err: err}
+			}
 		}
 	}
 }

@@ -46,11 +46,12 @@ const (
 	OptWebFetch         = "web_fetch"             // "true": offer web_fetch (needs SetWeb)
 	OptImages           = "images"                // newline list of host image files for the first message
 	OptChat             = "chat"                  // "true": Prompt is the next user message of the conversation in RunDir
+	OptCompactTokens    = "compact_tokens"        // integer: compact older turns when a call's input reaches it
 )
 
 var knownOptions = []string{OptAPI, OptBaseURL, OptModel, OptAuth, OptKeyEnv, OptMaxTurns, OptMaxOutputTokens,
 	OptMaxTokensPerCall, OptWallTime, OptResultSchema, OptResume, OptAllowFetch, OptSubagentProfiles, OptMaxParallel,
-	OptWebFetch, OptImages, OptChat}
+	OptWebFetch, OptImages, OptChat, OptCompactTokens}
 
 // MaxResultBytes bounds the structured result file read from the sandbox.
 const MaxResultBytes = 4 << 20
@@ -260,6 +261,13 @@ func (r *Runtime) parseOptions(in runtime.RunInput) (runOptions, error) {
 			*dst = n
 		}
 	}
+	if v := o[OptCompactTokens]; v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return ro, fmt.Errorf("option %s: %q is not a positive integer", OptCompactTokens, v)
+		}
+		ro.limits.CompactTokens = n
+	}
 	if v := o[OptMaxOutputTokens]; v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
@@ -432,6 +440,13 @@ func (r *Runtime) Run(ctx context.Context, s sandbox.Session, in runtime.RunInpu
 		return nil, err
 	}
 	defer l.close()
+	l.noWorkspaceSnapshots = ro.chat
+	if ro.resume {
+		// The resumed loop continues in the workspace it had.
+		if err := l.restoreWorkspace(ctx); err != nil {
+			return fail("resume", err)
+		}
+	}
 	r.takeSnapshot(l, mc)
 	in.Emit(runtime.Event{Kind: runtime.EventInfo, Name: mc.Model, Text: fmt.Sprintf("native loop: %s %s (%s)", mc.API, mc.Endpoint(), mc.Model)})
 	if prior != nil && ro.resume {
@@ -530,6 +545,9 @@ func (r *Runtime) continueLoop(in runtime.RunInput, ro runOptions, prior *State,
 		if in.Options[OptMaxTokensPerCall] == "" && rec.MaxTokensPerCall > 0 {
 			limits.MaxTokensPerCall = rec.MaxTokensPerCall
 		}
+		if in.Options[OptCompactTokens] == "" && rec.CompactTokens > 0 {
+			limits.CompactTokens = rec.CompactTokens
+		}
 	} else if in.Iteration > 1 || ro.chat {
 		// A new iteration (or chat message) gets a fresh budget on top of
 		// what was used.
@@ -610,6 +628,12 @@ func (r *Runtime) finish(ctx context.Context, l *loop, in runtime.RunInput, ro r
 		}
 	}
 	if runErr != nil {
+		out.ExitCode = 1
+	}
+	// Interrupted, timed out or done: keep the workspace for a resume
+	// (the last turn's snapshot when nothing changed since).
+	if err := l.saveWorkspace(ctx); err != nil && runErr == nil {
+		runErr = &runtime.Error{Runtime: Name, Op: "transcript", Err: err}
 		out.ExitCode = 1
 	}
 	stopRec := Record{Type: RecStop, Stop: res.stop, Turn: l.st.Turns}

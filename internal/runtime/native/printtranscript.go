@@ -57,6 +57,15 @@ func writeTranscript(w io.Writer, id string, recs []Record) {
 			fmt.Fprintf(sw, "system: %d bytes\n", len(r.System))
 		case RecResume:
 			fmt.Fprintln(sw, "\n[resumed]")
+		case RecSnapshot:
+			if sn := r.Snapshot; sn != nil {
+				fmt.Fprintf(sw, "\n[workspace snapshot] %s (%d bytes)\n", one(sn.File), sn.Size)
+			}
+		case RecCompaction:
+			if c := r.Compaction; c != nil {
+				fmt.Fprintf(sw, "\n[compacted] %d earlier messages replaced by a summary at %d input tokens (whole tool outputs kept: %s)\n", c.Dropped, c.InputTokens, one(strings.Join(c.ToolOutputs, ", ")))
+				writeIndented(sw, c.Summary)
+			}
 		case RecStop:
 			fmt.Fprintf(sw, "\n[stop] %s", one(r.Stop))
 			if r.Error != "" {

@@ -35,6 +35,9 @@ const (
 	RecMessage = "message" // one conversation message
 	RecStop    = "stop"    // the loop ended (reason)
 	RecResume  = "resume"  // a later process continued the loop
+	// RecSnapshot names the workspace snapshot taken at a turn boundary
+	// or when the loop ended (or why none could be taken).
+	RecSnapshot = "snapshot"
 )
 
 // Record is one line of transcript.jsonl.
@@ -60,6 +63,12 @@ type Record struct {
 
 	// stop
 	Error string `json:"error,omitempty"`
+
+	// snapshot
+	Snapshot *SnapshotRef `json:"snapshot,omitempty"`
+
+	// compaction
+	Compaction *Compaction `json:"compaction,omitempty"`
 }
 
 // ToolRecord describes the execution of one tool call (on RoleTool messages).
@@ -87,8 +96,16 @@ type State struct {
 	// Stopped is the reason of the last stop record after the last message
 	// ("" when the process was killed before it could write one).
 	Stopped string
-	seq     int
-	mac     string // the last record's MAC (the chain goes on from it)
+	// Snapshot is the last snapshot record (nil: none was taken).
+	Snapshot *SnapshotRef
+	// LastInputTokens is the input size of the last model call since the
+	// last compaction (what triggers the next one).
+	LastInputTokens int64
+	// toolFiles maps tool call ids to the run-directory files of their
+	// whole outputs (listed by a compaction).
+	toolFiles map[string]string
+	seq       int
+	mac       string // the last record's MAC (the chain goes on from it)
 }
 
 type transcript struct {
@@ -236,7 +253,11 @@ func LoadState(runDir string) (*State, error) {
 				return nil, fmt.Errorf("transcript %s:%d: %w", p, line, err)
 			}
 			st.Messages = append(st.Messages, m)
+			st.noteToolFile(m, r)
 			st.Stopped = ""
+			if r.Usage != nil {
+				st.LastInputTokens = r.Usage.InputTokens
+			}
 			if r.Turn > st.Turns {
 				st.Turns = r.Turn
 			}
@@ -249,6 +270,26 @@ func LoadState(runDir string) (*State, error) {
 		case RecStop:
 			st.Stopped = r.Stop
 		case RecResume:
+		case RecCompaction:
+			if r.Compaction == nil {
+				return nil, fmt.Errorf("transcript %s:%d: compaction record without compaction", p, line)
+			}
+			msgs, err := applyCompaction(st.Messages, r.Compaction)
+			if err != nil {
+				return nil, fmt.Errorf("transcript %s:%d: %w", p, line, err)
+			}
+			st.Messages, st.LastInputTokens = msgs, 0
+			if r.Turn > st.Turns {
+				st.Turns = r.Turn
+			}
+			if r.Usage != nil {
+				st.Usage.Add(*r.Usage)
+			}
+		case RecSnapshot:
+			if r.Snapshot == nil {
+				return nil, fmt.Errorf("transcript %s:%d: snapshot record without snapshot", p, line)
+			}
+			st.Snapshot = r.Snapshot
 		default:
 			return nil, fmt.Errorf("transcript %s:%d: unknown record type %q", p, line, r.Type)
 		}
@@ -257,6 +298,18 @@ func LoadState(runDir string) (*State, error) {
 		return nil, fmt.Errorf("transcript %s: no start record", p)
 	}
 	return st, nil
+}
+
+// noteToolFile remembers the output file of a tool result (rec's tool
+// record) by its call id.
+func (st *State) noteToolFile(m model.Message, rec Record) {
+	if m.Role != model.RoleTool || rec.Tool == nil || rec.Tool.OutputFile == "" {
+		return
+	}
+	if st.toolFiles == nil {
+		st.toolFiles = map[string]string{}
+	}
+	st.toolFiles[m.ToolCallID] = rec.Tool.OutputFile
 }
 
 func isLastLine(data []byte, line int) bool {

@@ -83,7 +83,7 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 	full := func(how string) sandbox.LimitEnforcement {
 		return sandbox.LimitEnforcement{Level: sandbox.Enforced, How: how}
 	}
-	return sandbox.Capabilities{Isolation: iso, NetworkAllowlist: true, MemoryLimit: true, PidsLimit: true, CPULimit: true, Seccomp: true, UpdateNetwork: true,
+	return sandbox.Capabilities{Isolation: iso, NetworkAllowlist: true, MemoryLimit: true, PidsLimit: true, CPULimit: true, Seccomp: true, UpdateNetwork: true, Snapshot: true,
 		Limits: sandbox.LimitSupport{
 			Memory:    full("container memory limit, swap included (OOM kills reported)"),
 			Pids:      full(fmt.Sprintf("container pids limit (Pids + %d for the container's own processes)", PidsReserve)),

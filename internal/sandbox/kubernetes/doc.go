@@ -76,4 +76,13 @@
 // node's podPidsLimit), workspace is an eviction by the kubelet's periodic
 // check (weaker), fullsend's own seccomp filter and Landlock are not
 // stacked, and per-binary network rules are not enforced.
+//
+// Workspace snapshots (sandbox.Snapshotter) are not offered
+// (Capabilities.Snapshot is false): the exec path could carry the same
+// `tar -c`/`tar -x` streams as docker's, but the Pod's /sandbox lives in
+// an emptyDir that ends with the Pod, so a durable snapshot would have to
+// travel through the runner (bounded by snapshot_size) or go to a
+// PersistentVolumeClaim or CSI VolumeSnapshot that outlives the Pod; none
+// is built, and a resumed native run on this backend starts from a fresh
+// workspace (it says so).
 package kubernetes

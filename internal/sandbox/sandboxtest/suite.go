@@ -60,6 +60,7 @@ func Run(t *testing.T, f Factory) {
 		{"SocketFamilies", s.socketFamilies},
 		{"CannotSignalSandbox", s.cannotSignalSandbox},
 		{"UploadDownload", s.uploadDownload},
+		{"SnapshotRestore", s.snapshotRestore},
 		{"TerminateCleansUp", s.terminate},
 		{"SessionsIsolated", s.isolated},
 		{"ConcurrentExec", s.concurrent},

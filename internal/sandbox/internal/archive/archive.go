@@ -118,16 +118,10 @@ func ExtractLimit(r io.Reader, dest string, uid, gid int, max int64, maxEntries 
 		if err != nil {
 			return err
 		}
-		name := strings.TrimSuffix(h.Name, "/")
-		if strings.ContainsRune(name, 0) || strings.HasPrefix(name, "/") {
-			return fmt.Errorf("%w: %q", ErrUnsafePath, h.Name)
+		clean, err := cleanName(h.Name)
+		if err != nil {
+			return err
 		}
-		for _, seg := range strings.Split(name, "/") {
-			if seg == ".." {
-				return fmt.Errorf("%w: %q", ErrUnsafePath, h.Name)
-			}
-		}
-		clean := path.Clean(name)
 		target := dest
 		if clean != "." {
 			target = filepath.Join(dest, filepath.FromSlash(clean))
@@ -176,6 +170,22 @@ func ExtractLimit(r io.Reader, dest string, uid, gid int, max int64, maxEntries 
 			// skipped
 		}
 	}
+}
+
+// cleanName checks the name of a tar entry (no NUL, not absolute, no
+// ".." element) and returns it cleaned, relative to the stream's root
+// ("." for the root itself).
+func cleanName(name string) (string, error) {
+	n := strings.TrimSuffix(name, "/")
+	if strings.ContainsRune(n, 0) || strings.HasPrefix(n, "/") {
+		return "", fmt.Errorf("%w: %q", ErrUnsafePath, name)
+	}
+	for _, seg := range strings.Split(n, "/") {
+		if seg == ".." {
+			return "", fmt.Errorf("%w: %q", ErrUnsafePath, name)
+		}
+	}
+	return path.Clean(n), nil
 }
 
 func chown(p string, uid, gid int) {
