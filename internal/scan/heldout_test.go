@@ -15,10 +15,10 @@ import (
 // were read; the figures are reported apart from TestEvasionCorpus's.
 var heldOutThresholds = map[string]float64{
 	"normalisation": 1,
-	"markup":        0.5,
+	"markup":        1,
 	"exfiltration":  0.2,
-	"paraphrase":    0.05,
-	"language":      0.25,
+	"paraphrase":    1,
+	"language":      1,
 	"leetspeak":     0,
 	"split":         0.3,
 	"encoded":       0.3,
@@ -26,11 +26,11 @@ var heldOutThresholds = map[string]float64{
 }
 
 // minHeldOutOverall is the catch rate over every held-out case.
-const minHeldOutOverall = 0.35
+const minHeldOutOverall = 0.65
 
 // maxHeldOutFP is how many held-out benign texts may have a critical
 // finding.
-const maxHeldOutFP = 5
+const maxHeldOutFP = 0
 
 // TestHeldOutEvasions scans every case of the held-out set as skill
 // content with the default policy (a case is caught when it is blocked;

@@ -86,7 +86,7 @@ var injRules = append([]injRule{
 	}},
 	{id: RuleRoleHijack, what: "role/identity hijack", pats: []injPattern{
 		withPre(pat([]string{"you"}, `you\s+are\s+now\s+(?:an?\s+)?(?:dan\b|unrestricted|unfiltered|uncensored|jailbroken|evil|free\s+(?:from|of)|no\s+longer|in\s+(?:developer|god|dan|jailbreak|unrestricted|admin)\s+mode)`+
-			`|you\s+(?:are|have\s+been)\s+(?:no\s+longer\s+(?:bound|restricted|limited|constrained)|freed|released|liberated)\b`), nextWord("are", "have")),
+			`|you\s+(?:are|have\s+been)\s+(?:no\s+longer\s+(?:bound|restricted|limited|constrained)(?:\s+by\b|\s*(?:[.,;:!]|$))|freed|released|liberated)`), nextWord("are", "have")),
 		withPre(pat([]string{"enter", "enable", "activate", "switch to", "turn on"}, `(?:enter|enable|activate|switch\s+to|turn\s+on)\s+(?:developer|god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b`),
 			nextWord("developer", "god", "dan", "jailbreak", "unrestricted", "unfiltered")),
 		withPre(pat([]string{"act", "behave", "respond"}, `(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan\b)`), nextWord("as")),
@@ -126,6 +126,16 @@ var injAnchorTable = sync.OnceValues(func() (*kwMatcher, [][][2]int) {
 		}
 	}
 	return newKWMatcher(kws), pats
+})
+
+// injStems marks the anchors that are word stems (stemAnchor).
+var injStems = sync.OnceValue(func() []bool {
+	injAnchors, _ := injAnchorTable()
+	out := make([]bool, len(injAnchors.kws))
+	for i, k := range injAnchors.kws {
+		out[i] = stemAnchor(k)
+	}
+	return out
 })
 
 type injectionScanner struct{}
@@ -365,6 +375,10 @@ func describeInjection(f *Finding, content []byte, h injHit, fenced func() [][2]
 		f.Message = fmt.Sprintf("%s: %s", r.what, quoted)
 		if h.hidden {
 			f.Message += " (disguised with invisible, tag or look-alike characters)"
+		} else if r.id == RuleModelMarkup && (inRanges(fenced(), h.start) || inCodeSpan(content, h.start, h.end)) {
+			// A template token shown in code: documentation of the format.
+			f.Severity = Warning
+			f.Message += " (shown as code, not markup)"
 		} else if mentionRule(r.id) && isMention(content, h.start, h.end, fenced()) {
 			// Documentation quoting the phrase as an example (mention.go).
 			f.Severity = Warning
@@ -393,7 +407,7 @@ func matchHits(text []byte, anchors []kwHit, offs []int, base int, raw []byte, b
 		}
 		// Every anchor is a whole word in its pattern (or ends in a space
 		// or a non-word byte).
-		if isWordByte(kw[len(kw)-1]) && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) {
+		if isWordByte(kw[len(kw)-1]) && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) && !injStems()[k] {
 			continue
 		}
 		end := min(len(text), at+injSpan)

@@ -34,6 +34,23 @@ var moreInjRules = []injRule{
 		pat([]string{"<|start|>", "<|message|>", "<|channel|>", "<|constrain|>"}, `<\|(?:start|message|channel|constrain)\|>`),
 		pat([]string{"<system-reminder>", "<system_reminder>"}, `<system[-_]reminder>`),
 		pat([]string{"<start_of_turn>"}, `<start_of_turn>\s*(?:user|model|system)\b`),
+		// Any special-token-shaped string (<|name|>), and the DeepSeek
+		// family's fullwidth-bar tokens (<｜User｜>, <｜tool▁calls▁begin｜>).
+		pat([]string{"<|"}, `<\|[a-z][a-z0-9_\x{2581}-]{1,40}\|>`),
+		pat([]string{"<\uff5c"}, `<\x{ff5c}[^\x{ff5c}\n>]{1,40}\x{ff5c}>`),
+		// Mistral's bracketed control tokens.
+		pat([]string{"[system_prompt]", "[/system_prompt]", "[available_tools]", "[tool_calls]", "[tool_results]", "[/inst]"},
+			`\[/?(?:system_prompt|available_tools|tool_calls|tool_results|inst)\]`),
+		// Role and tool-result tags that open a turn the model did not
+		// write: a system or developer turn, a tool or function result.
+		pat([]string{"<system>", "<system_prompt>", "<developer>", "<tool_response>", "<tool_result>", "<tool_output>", "<function_results>", "<function_result>", "<function_response>"},
+			`<(?:system|system_prompt|developer|tool_response|tool_result|tool_output|function_results?|function_response)>`),
+		// Anthropic's legacy turn prefixes: a Human: line answered by an
+		// Assistant: line.
+		{anchors: []string{"human:"}, find: findTurnPair},
+		// Chat-API message and tool-call objects written out as JSON.
+		pat([]string{`"role"`}, `"role"\s*:\s*"(?:system|developer|tool)"\s*,\s*"content"\s*:`),
+		pat([]string{`"tool_calls"`, `"function_call"`}, `"(?:tool_calls|function_call)"\s*:\s*[\[{]`),
 	}},
 	{id: RuleExfiltrate, what: "secret exfiltration", pats: []injPattern{
 		// A well-known secret store or an environment dump, and on its
@@ -42,6 +59,10 @@ var moreInjRules = []injRule{
 		{anchors: credAnchors, find: findCredSink},
 	}},
 	{id: RuleOverride, what: "instruction override", pats: []injPattern{
+		// Noun × verb × qualifier classes per language, and the agent's
+		// instructions declared void (injlang.go).
+		{anchors: lexiconAnchors(), find: findLangOverride},
+		{anchors: voidAnchors, find: findVoided},
 		// Verb classes × object classes.
 		{anchors: overrideVerbs, re: lazyre.New(`(?i)^(?:` + overrideVerbRe + `)\s+(?:` + overrideObjRe + `)`), negatable: true},
 		// The instructions declared void.
@@ -67,6 +88,27 @@ var moreInjRules = []injRule{
 		pat([]string{"abaikan", "lupakan"}, `(?:abaikan|lupakan)\s+(?:semua\s+)?(?:instruksi|perintah|aturan)(?:\s+sebelumnya)?`),
 		pat([]string{"bỏ qua", "hãy bỏ qua"}, `(?:hãy\s+)?bỏ\s+qua\s+(?:tất\s+cả\s+)?(?:các\s+)?(?:hướng\s+dẫn|chỉ\s+dẫn|lệnh|quy\s+tắc)`),
 	}},
+}
+
+// findTurnPair matches a "Human:" turn prefix starting a line (after
+// spaces) that an "Assistant:" line answers within injSpan bytes.
+func findTurnPair(t []byte, at, end int) (int, int, bool) {
+	ls := bytes.LastIndexByte(t[:at], '\n') + 1
+	if len(bytes.TrimSpace(t[ls:at])) != 0 {
+		return 0, 0, false
+	}
+	for off := at; off < end; {
+		i := bytes.IndexByte(t[off:end], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+		j, _ := skipSpaces(t, off, end)
+		if hasPrefixFold(t, j, end, "assistant:") {
+			return at, j + len("assistant:"), true
+		}
+	}
+	return 0, 0, false
 }
 
 // overrideVerbs anchor the verb-class override pattern.

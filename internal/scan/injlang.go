@@ -1,0 +1,370 @@
+package scan
+
+import (
+	"bytes"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/fullsend-ai/fullsend/internal/lazyre"
+)
+
+// Overrides as classes rather than phrases. Two detectors extend
+// RuleOverride:
+//
+//   - overrideLexicon: per language, an instruction noun (the anchor), a
+//     setting-aside verb and a qualifier that points back at what came
+//     before ("previous", "all", "above") in the same sentence, in any
+//     order: word order differs between languages (the verb ends the
+//     sentence in Japanese, Korean, Hindi, Persian, Turkish, Bengali).
+//   - voidedInstructions (English): a reference to the agent's own
+//     instructions ("your guidelines", "the directives you received", "the
+//     system prompt", "whatever you were told") and, in the same sentence
+//     or the next, a predicate that sets them aside ("are void", "have
+//     been superseded", "let go of", "does not bind you", "act as though
+//     you never received").
+
+// overrideLang is one language's classes (lower case; a word stem matches
+// any word it starts).
+type overrideLang struct {
+	nouns, verbs, quals []string
+}
+
+// overrideLexicon covers the most common languages of the web (by share of
+// web content) and of speakers, beside English: Spanish, German, Japanese,
+// French, Russian, Portuguese, Italian, Dutch, Polish, Turkish, Chinese,
+// Persian, Vietnamese, Indonesian, Czech, Korean, Ukrainian, Arabic,
+// Hungarian, Greek, Swedish, Romanian, Hebrew, Thai, Hindi and Bengali.
+var overrideLexicon = []overrideLang{
+	{ // Spanish
+		nouns: []string{"instrucciones", "instrucción", "instruccion", "indicaciones", "órdenes", "ordenes", "reglas", "directrices", "pautas", "lo que te dij", "lo que se te dijo", "lo que te han dicho"},
+		verbs: []string{"ignor", "olvid", "descart", "desestim", "omit", "pasa por alto", "no hagas caso", "no tengas en cuenta", "haz caso omiso"},
+		quals: []string{"anterior", "previa", "previo", "tod", "arriba", "antes", "tus", "sus"},
+	},
+	{ // Portuguese
+		nouns: []string{"instruções", "instrucoes", "instrução", "orientações", "orientacoes", "regras", "diretrizes", "comandos", "o que te disseram", "o que lhe disseram"},
+		verbs: []string{"ignor", "esqueç", "esquec", "desconsider", "descart", "despreze", "não siga", "nao siga"},
+		quals: []string{"anterior", "prévia", "previa", "tod", "acima", "antes", "suas"},
+	},
+	{ // French
+		nouns: []string{"instructions", "consignes", "directives", "règles", "regles", "indications", "ordres", "ce qu'on t'a dit", "ce qu'on vous a dit"},
+		verbs: []string{"ignor", "oubli", "ne tiens plus compte", "ne tenez plus compte", "ne plus tenir compte", "ne tiens pas compte", "ne tenez pas compte", "fais abstraction", "faites abstraction", "néglig", "neglig", "écarte", "ecarte"},
+		quals: []string{"précédent", "precedent", "antérieur", "anterieur", "tout", "toutes", "ci-dessus", "vos", "tes", "plus haut"},
+	},
+	{ // German
+		nouns: []string{"anweisung", "instruktion", "regeln", "vorgaben", "richtlinien", "befehle", "anordnungen", "was dir gesagt", "was man dir gesagt"},
+		verbs: []string{"ignorier", "vergiss", "vergessen", "missacht", "außer acht", "ausser acht", "verwirf", "nicht beachten", "beachte nicht", "beachten sie nicht", "übergeh"},
+		quals: []string{"vorherig", "bisherig", "früher", "frueher", "obig", "alle", "sämtlich", "saemtlich", "deine", "ihre", "vorig", "zuvor"},
+	},
+	{ // Italian
+		nouns: []string{"istruzioni", "regole", "indicazioni", "direttive", "comandi", "quello che ti è stato detto"},
+		verbs: []string{"ignor", "dimentic", "trascur", "non considerare", "non tenere conto", "lascia perdere"},
+		quals: []string{"precedent", "tutt", "sopra", "prima", "tue", "sue"},
+	},
+	{ // Dutch
+		nouns: []string{"instructies", "regels", "aanwijzingen", "richtlijnen", "opdrachten"},
+		verbs: []string{"negeer", "vergeet", "houd geen rekening", "sla", "laat"},
+		quals: []string{"eerdere", "vorige", "alle", "bovenstaande", "je ", "jouw"},
+	},
+	{ // Polish
+		nouns: []string{"instrukcj", "polece", "zasad", "wytyczn", "reguł", "regul"},
+		verbs: []string{"ignoruj", "zignoruj", "zapomnij", "pomiń", "pomin", "nie zwracaj uwagi", "odrzuć", "odrzuc"},
+		quals: []string{"poprzedni", "wcześniejsz", "wczesniejsz", "wszystk", "powyższ", "powyzsz", "swoje", "twoje"},
+	},
+	{ // Russian
+		nouns: []string{"инструкци", "указани", "правил", "команд", "распоряжени", "что тебе говорили", "что тебе сказали"},
+		verbs: []string{"игнорир", "проигнорир", "забудь", "забыть", "не обращай", "отбрось", "пренебреги", "не учитывай", "не следуй"},
+		quals: []string{"предыдущ", "прежн", "все", "всё", "выше", "вышеуказ", "свои", "твои", "прошл", "ранее"},
+	},
+	{ // Ukrainian
+		nouns: []string{"інструкці", "вказівк", "правил", "команд"},
+		verbs: []string{"ігнору", "проігнору", "забудь", "не зважай", "відкинь", "не виконуй"},
+		quals: []string{"попередн", "усі", "всі", "вище", "свої", "твої"},
+	},
+	{ // Czech
+		nouns: []string{"pokyn", "instrukc", "pravidl", "příkaz", "prikaz"},
+		verbs: []string{"ignoruj", "zapomeň", "zapomen", "nedbej", "nevšímej", "nevsimej", "neřiď se", "nerid se"},
+		quals: []string{"předchozí", "predchozi", "všechn", "vsechn", "dřívější", "drivejsi", "výše", "vyse", "své", "tvé"},
+	},
+	{ // Turkish
+		nouns: []string{"talimat", "kural", "komut", "yönerge", "yonerge", "söylenen", "soylenen"},
+		verbs: []string{"unut", "yok say", "görmezden gel", "gormezden gel", "dikkate alma", "boşver", "bosver", "önemseme", "onemseme"},
+		quals: []string{"önceki", "onceki", "tüm", "tum", "bütün", "butun", "yukarıdaki", "yukaridaki", "sana"},
+	},
+	{ // Swedish
+		nouns: []string{"instruktion", "regler", "anvisning", "direktiv"},
+		verbs: []string{"ignorera", "glöm", "glom", "bortse från", "strunta i"},
+		quals: []string{"tidigare", "alla", "ovanstående", "föregående", "dina"},
+	},
+	{ // Romanian
+		nouns: []string{"instrucțiun", "instrucţiun", "instructiun", "reguli", "indicați", "indicatii", "comenzi"},
+		verbs: []string{"ignor", "uită", "uita", "nu ține cont", "nu tine cont", "nu lua în seamă"},
+		quals: []string{"anterioar", "toate", "precedent", "de mai sus", "tale"},
+	},
+	{ // Hungarian
+		nouns: []string{"utasítás", "utasitas", "szabály", "szabaly", "parancs", "útmutatás"},
+		verbs: []string{"figyelmen kívül", "figyelmen kivul", "felejtsd", "ne törődj", "ne torodj", "hagyd figyelmen"},
+		quals: []string{"korábbi", "korabbi", "összes", "osszes", "előző", "elozo", "fenti", "minden"},
+	},
+	{ // Greek
+		nouns: []string{"οδηγί", "οδηγι", "εντολ", "κανόν", "κανον"},
+		verbs: []string{"αγνόησ", "αγνοησ", "αγνόη", "ξέχασ", "ξεχασ", "παράβλεψ", "παραβλεψ"},
+		quals: []string{"προηγούμεν", "προηγουμεν", "όλ", "ολ", "παραπάνω", "παραπανω"},
+	},
+	{ // Arabic
+		nouns: []string{"التعليمات", "تعليمات", "الأوامر", "الاوامر", "أوامر", "القواعد", "الإرشادات", "الارشادات", "التوجيهات"},
+		verbs: []string{"تجاهل", "تناس", "انس ", "اترك", "لا تلتزم", "لا تتبع", "أهمل", "اهمل"},
+		quals: []string{"السابقة", "السابق", "جميع", "كل", "أعلاه", "اعلاه"},
+	},
+	{ // Hebrew
+		nouns: []string{"הוראות", "ההוראות", "הנחיות", "ההנחיות", "כללים", "הכללים"},
+		verbs: []string{"התעלם", "תתעלם", "התעלמי", "שכח", "תשכח"},
+		quals: []string{"הקודמות", "הקודמים", "כל", "לעיל", "הקודם"},
+	},
+	{ // Persian (the zero-width non-joiner of "دستورالعمل\u200cها" is part of the word)
+		nouns: []string{"دستورالعمل", "دستورات", "دستور", "قوانین", "قواعد", "راهنمایی"},
+		verbs: []string{"نادیده", "فراموش", "توجه نکن", "اعتنا نکن"},
+		quals: []string{"قبلی", "همه", "تمام", "بالا", "پیشین", "گذشته"},
+	},
+	{ // Hindi
+		nouns: []string{"निर्देश", "नियम", "आदेश", "हिदायत"},
+		verbs: []string{"अनदेखा", "नज़रअंदाज़", "नजरअंदाज", "भूल", "उपेक्षा", "ध्यान न"},
+		quals: []string{"पिछले", "पिछली", "सभी", "सारे", "पहले", "ऊपर", "पूर्व"},
+	},
+	{ // Bengali
+		nouns: []string{"নির্দেশ", "নিয়ম", "আদেশ"},
+		verbs: []string{"উপেক্ষা", "ভুলে", "অগ্রাহ্য", "পাত্তা দিও না"},
+		quals: []string{"আগের", "সব", "পূর্ববর্তী", "উপরের"},
+	},
+	{ // Thai
+		nouns: []string{"คำสั่ง", "คำแนะนำ", "กฎ"},
+		verbs: []string{"ไม่ต้องสนใจ", "เพิกเฉย", "ลืม", "ละเว้น", "ละทิ้ง"},
+		quals: []string{"ก่อนหน้า", "ทั้งหมด", "ข้างต้น", "เดิม"},
+	},
+	{ // Japanese
+		nouns: []string{"指示", "命令", "指令", "ルール", "プロンプト", "設定", "規則"},
+		verbs: []string{"無視", "忘れ", "従わな"},
+		quals: []string{"前の", "以前", "これまで", "上記", "すべて", "全て", "先ほど", "上の"},
+	},
+	{ // Chinese
+		nouns: []string{"指令", "指示", "说明", "說明", "規則", "规则", "提示", "命令", "要求", "設定", "设定"},
+		verbs: []string{"忽略", "无视", "無視", "忽视", "忽視", "忘记", "忘記", "不要理会", "不要理會", "别管", "別管", "不用管", "抛开", "拋開"},
+		quals: []string{"之前", "以前", "上面", "上述", "所有", "全部", "先前", "前面", "一切"},
+	},
+	{ // Korean
+		nouns: []string{"지시", "명령", "지침", "규칙", "프롬프트"},
+		verbs: []string{"무시", "잊어", "잊고", "잊으"},
+		quals: []string{"이전", "앞의", "위의", "모든", "앞서", "기존"},
+	},
+	{ // Indonesian and Malay
+		nouns: []string{"instruksi", "perintah", "aturan", "petunjuk", "arahan"},
+		verbs: []string{"abaikan", "lupakan", "jangan hiraukan", "acuhkan", "jangan ikuti"},
+		quals: []string{"sebelumnya", "semua", "di atas", "tadi"},
+	},
+	{ // Vietnamese (with and without diacritics)
+		nouns: []string{"hướng dẫn", "huong dan", "chỉ dẫn", "chi dan", "lệnh", "quy tắc", "quy tac", "chỉ thị", "chi thi"},
+		verbs: []string{"bỏ qua", "bo qua", "quên", "phớt lờ", "pho lo", "đừng làm theo", "dung lam theo"},
+		quals: []string{"trước", "truoc", "tất cả", "tat ca", "ở trên", "o tren", "cũ"},
+	},
+}
+
+// langIndex maps each noun anchor of overrideLexicon to its languages.
+var langIndex = sync.OnceValue(func() map[string][]int {
+	m := map[string][]int{}
+	for i, l := range overrideLexicon {
+		for _, n := range l.nouns {
+			m[n] = append(m[n], i)
+		}
+	}
+	return m
+})
+
+// lexiconAnchors are the anchors of the lexicon pattern.
+func lexiconAnchors() []string {
+	var out []string
+	for n := range langIndex() {
+		out = append(out, n)
+	}
+	return out
+}
+
+// stemAnchor reports whether an anchor of the injection rules is a word
+// stem (it may be followed by more letters of its word).
+func stemAnchor(kw string) bool {
+	_, ok := langIndex()[kw]
+	return ok
+}
+
+// langWindow bounds how far from the noun the verb and qualifier may be.
+const langWindow = 120
+
+// findLangOverride matches the lexicon pattern at the noun anchor t[at:]:
+// one of its languages has a verb and a qualifier in the same sentence
+// within langWindow bytes either side.
+func findLangOverride(t []byte, at, end int) (int, int, bool) {
+	var langs []int
+	for n, ls := range langIndex() {
+		if hasPrefixFold(t, at, end, n) {
+			langs = append(langs, ls...)
+		}
+	}
+	if len(langs) == 0 {
+		return 0, 0, false
+	}
+	s, e := sentenceAround(t, at, langWindow)
+	w := bytes.ToLower(t[s:e])
+	for _, li := range langs {
+		l := &overrideLexicon[li]
+		v := indexAnyStem(w, l.verbs)
+		if v < 0 || indexAnyStem(w, l.quals) < 0 {
+			continue
+		}
+		if negatedBefore(w, v) {
+			continue
+		}
+		return s, e, true
+	}
+	return 0, 0, false
+}
+
+// sentenceAround returns the sentence holding t[at] bounded to max bytes
+// either side: it ends at a full stop, question or exclamation mark
+// followed by a space (or at an ideographic full stop) and at a blank
+// line or a line end.
+func sentenceAround(t []byte, at, max int) (int, int) {
+	s := at
+	for s > 0 && at-s < max {
+		c := t[s-1]
+		if c == '\n' || c == '|' || (c == '.' || c == '!' || c == '?') && s < len(t) && (t[s] == ' ' || t[s] == '\t') {
+			break
+		}
+		if c >= 0x80 {
+			r, sz := utf8.DecodeLastRune(t[:s])
+			if r == '。' || r == '！' || r == '？' || r == '।' {
+				break
+			}
+			s -= sz
+			continue
+		}
+		s--
+	}
+	e := at
+	for e < len(t) && e-at < max {
+		c := t[e]
+		if c == '\n' || c == '|' || (c == '.' || c == '!' || c == '?') && (e+1 == len(t) || t[e+1] == ' ' || t[e+1] == '\n') {
+			break
+		}
+		if c >= 0x80 {
+			r, sz := utf8.DecodeRune(t[e:])
+			if r == '。' || r == '！' || r == '？' || r == '।' {
+				break
+			}
+			e += sz
+			continue
+		}
+		e++
+	}
+	return s, e
+}
+
+// indexAnyStem returns the offset in w of the first of stems found at the
+// start of a word (for stems that start with an ASCII letter), or -1.
+func indexAnyStem(w []byte, stems []string) int {
+	best := -1
+	for _, st := range stems {
+		for off := 0; off < len(w); {
+			i := bytes.Index(w[off:], []byte(st))
+			if i < 0 {
+				break
+			}
+			at := off + i
+			if isWordByte(st[0]) && at > 0 && (isWordByte(w[at-1]) || w[at-1] >= 0x80 && !wordBoundaryBefore(w, at)) {
+				off = at + 1
+				continue
+			}
+			if best < 0 || at < best {
+				best = at
+			}
+			break
+		}
+	}
+	return best
+}
+
+// wordBoundaryBefore reports whether the rune before w[at] is not a letter.
+func wordBoundaryBefore(w []byte, at int) bool {
+	r, _ := utf8.DecodeLastRune(w[:at])
+	return r == utf8.RuneError || !unicode.IsLetter(r)
+}
+
+// voidRef is a reference to the agent's own instructions, read at an
+// anchor of voidAnchors (the match starts at the anchor or just before).
+var voidRef = lazyre.New(`(?i)(?:(?:your|you\s+(?:were|have\s+been|'ve\s+been)\s+given|the\s+system|any\s+system)\s+(?:[a-z'-]+\s+){0,3}?` +
+	`(?:instructions?|guidance|guidelines|directives?|directions|orders|rules|prompt|constraints|restrictions|programming|policies|safety\s+rules|ones)\b` +
+	`|(?:instructions?|guidance|guidelines|directives?|directions|orders|rules|constraints|restrictions|ones|prompt)\s+(?:that\s+)?(?:you\s+(?:were|have\s+been|'ve\s+been)\s+(?:given|told|provided|sent)|you\s+(?:received|got|have\s+received)|(?:given|provided|sent)\s+to\s+you)\b` +
+	`|(?:whatever|what|everything|anything)\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|given|instructed)|your\s+(?:operator|developer|admin|owner|creator|system\s+prompt)s?\s+(?:configured|said|says|told\s+you|wrote|set|asked))` +
+	`|(?:the\s+)?(?:preceding|foregoing)\s+(?:text|content|messages?|context|conversation)` +
+	`|system\s+prompt)`)
+
+// voidAnchors are the words a voidRef match holds; the reference is
+// searched in the sentence around one.
+var voidAnchors = []string{"instructions", "instruction", "guidance", "guidelines", "directive", "directives", "directions",
+	"orders", "rules", "constraints", "restrictions", "programming", "policies", "prompt", "ones", "told", "configured", "preceding", "foregoing"}
+
+// voidPred is what sets the referenced instructions aside.
+var voidPred = lazyre.New(`(?i)\b(?:ignor(?:e|es|ed|ing)|disregard(?:s|ed|ing)?|overlook(?:s|ed|ing)?|forg(?:et|ets|etting|ot|otten)|discard(?:s|ed|ing)?|dismiss(?:es|ed|ing)?|abandon(?:s|ed|ing)?|drop(?:s|ped|ping)?|eras(?:e|es|ed|ing)|wip(?:e|es|ed|ing)|scrap(?:s|ped)?|ditch(?:es|ed)?|revok(?:e|es|ed|ing)|rescind(?:s|ed)?|cancel(?:s|led|ed|ling)?|nullif(?:y|ied|ies)|void(?:ed)?|null|invalid(?:ated)?|obsolete|outdated|supersed(?:e|es|ed|ing)|overrid(?:e|es|den|ing)|overrul(?:e|es|ed)|replaced` +
+	`|let\s+go\s+of|set\s+aside|put\s+aside|throw\s+(?:out|away)|no\s+longer\s+(?:apply|applies|valid|binding|binds?|in\s+(?:effect|force)|relevant|matters?|counts?|bound|follow)` +
+	`|(?:do|does|did)(?:n't|\s+not)\s+(?:apply|bind|matter|count)|not\s+(?:take|taking)\s+into\s+account|(?:were|was|is|are)\s+(?:only|just|merely)\s+a\s+test` +
+	`|(?:have|has)\s+(?:changed|been\s+(?:changed|updated|replaced|lifted|removed|withdrawn))|(?:as\s+(?:though|if)\s+)?you\s+never\s+(?:received|got|had|saw)|(?:was|were)\s+never\s+there` +
+	`|(?:rather|instead)\s+than\s+(?:following|obeying)|instead\s+of\s+(?:following|obeying)|not\s+bound)\b`)
+
+// voidAux is a copula or auxiliary between a reference and a predicate
+// that follows it.
+var voidAux = lazyre.New(`(?i)\b(?:are|is|were|was|be|been|being|have|has|had|hereby|now)\b`)
+
+// voidDeclare is a verb that declares its object something ("treat … as
+// void", "consider … revoked").
+var voidDeclare = lazyre.New(`(?i)\b(?:treat|consider|regard|deem|declare|mark|count|view)\b`)
+
+// voidSelfAux is a predicate that carries its own verb.
+var voidSelfAux = lazyre.New(`(?i)^(?:no\s|not\s|do|does|did|have|has|were|was|is|are|never|as\s|you\s|rather|instead)`)
+
+// findVoided matches the voided-instructions pattern at anchor t[at:].
+func findVoided(t []byte, at, end int) (int, int, bool) {
+	s, e := sentenceAround(t, at, 160)
+	// The reference starts at most 64 bytes before the anchor.
+	from := max(s, at-64)
+	var ref []int
+	for _, m := range voidRef.Get().FindAllIndex(t[from:min(e, at+64)], -1) {
+		if from+m[0] <= at && from+m[1] > at {
+			ref = []int{from + m[0], from + m[1]}
+			break
+		}
+	}
+	if ref == nil {
+		return 0, 0, false
+	}
+	// The predicate: in the sentence, or at the start of the next one
+	// ("… were only a test. Abandon them").
+	if ne := e; ne < len(t) && t[ne] != '\n' {
+		_, e2 := sentenceAround(t, min(len(t)-1, ne+2), 80)
+		if e2 > ne+2 {
+			e = e2
+		}
+	}
+	for _, p := range voidPred.Get().FindAllIndex(t[s:e], -1) {
+		ps := s + p[0]
+		if negatedBefore(t, ps) && !bytes.HasPrefix(bytes.ToLower(t[ps:]), []byte("not")) {
+			continue
+		}
+		// After the reference, the predicate says something of it ("are
+		// void", "have been superseded", "no longer apply"); right after
+		// it, a bare verb-like word is a compound noun ("system prompt
+		// overrides").
+		if ps >= ref[1] && !voidAux.Match(t[ref[1]:ps]) && !voidSelfAux.Match(t[ps:s+p[1]]) && !voidDeclare.Match(t[s:ref[0]]) {
+			continue
+		}
+		return min(ref[0], ps), max(ref[1], s+p[1]), true
+	}
+	return 0, 0, false
+}
