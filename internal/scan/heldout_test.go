@@ -16,17 +16,17 @@ import (
 var heldOutThresholds = map[string]float64{
 	"normalisation": 1,
 	"markup":        1,
-	"exfiltration":  0.2,
+	"exfiltration":  1,
 	"paraphrase":    1,
 	"language":      1,
 	"leetspeak":     0,
 	"split":         0.3,
 	"encoded":       0.3,
-	"crossfile":     0.3,
+	"crossfile":     1,
 }
 
 // minHeldOutOverall is the catch rate over every held-out case.
-const minHeldOutOverall = 0.65
+const minHeldOutOverall = 0.8
 
 // maxHeldOutFP is how many held-out benign texts may have a critical
 // finding.
