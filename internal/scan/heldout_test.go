@@ -19,14 +19,14 @@ var heldOutThresholds = map[string]float64{
 	"exfiltration":  1,
 	"paraphrase":    1,
 	"language":      1,
-	"leetspeak":     0,
-	"split":         0.3,
+	"leetspeak":     1,
+	"split":         1,
 	"encoded":       0.3,
 	"crossfile":     1,
 }
 
 // minHeldOutOverall is the catch rate over every held-out case.
-const minHeldOutOverall = 0.8
+const minHeldOutOverall = 0.9
 
 // maxHeldOutFP is how many held-out benign texts may have a critical
 // finding.

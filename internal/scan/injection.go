@@ -187,6 +187,7 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 		return nil, err
 	}
 	c.normalizedPass(sp)
+	c.structPass(anchors)
 	c.commentPass()
 	c.base64Pass()
 	c.encodedPass(anchors)
@@ -256,14 +257,58 @@ func (c *injCollector) normalizedPass(sp *specialIndex) {
 			break
 		}
 		ws, we := lineWindow(c.content, n)
-		text, offs := normalize(c.content[ws:we], ws)
-		for _, h := range c.match(text, offs, ws, c.content) {
-			if !c.inComment(h.start) {
-				c.add(h)
-			}
+		if c.content[n] == '-' {
+			// a hyphenated word: the phrase may run on two more lines
+			ws, we = lineSpan(c.content, n, 1, 2)
 		}
+		c.matchNormalized(ws, we)
 		off = we + 1
 	}
+}
+
+// matchNormalized reads content[ws:we] normalised, and in leetspeak when
+// it holds a leet word, and records the hits outside comments.
+func (c *injCollector) matchNormalized(ws, we int) {
+	text, offs := normalize(c.content[ws:we], ws)
+	found := c.match(text, offs, ws, c.content)
+	if lt := leetRead(text); lt != nil {
+		found = append(found, c.match(lt, offs, ws, c.content)...)
+	}
+	for _, h := range found {
+		if !c.inComment(h.start) {
+			c.add(h)
+		}
+	}
+}
+
+// structPass: the lines around an anchor of the override rule that hold
+// markdown or HTML structure a phrase may be split by (links, table rows,
+// blockquote or list continuations, a hyphen ending a line, a comment or
+// a break tag), normalised (normsplit.go).
+func (c *injCollector) structPass(anchors []kwHit) {
+	_, injAnchorPats := injAnchorTable()
+	done := -1
+	for _, h := range anchors {
+		at, k := int(h.off), int(h.kw)
+		if at < done || *c.budget < 0 || injRules[injAnchorPats[k][0][0]].id != RuleOverride {
+			continue
+		}
+		ws, we := lineSpan(c.content, at, 1, 3)
+		if !hasStructure(c.content[ws:we]) {
+			continue
+		}
+		done = we
+		*c.budget -= we - ws
+		c.matchNormalized(ws, we)
+	}
+}
+
+// hasStructure reports whether b holds structure skipStructure or
+// normalize reads through beyond the textual disguises.
+func hasStructure(b []byte) bool {
+	return bytes.Contains(b, []byte("](")) || bytes.Contains(b, []byte("][")) || bytes.Contains(b, []byte("\n>")) || bytes.Contains(b, []byte("\n- ")) ||
+		bytes.Contains(b, []byte("\n* ")) || bytes.Contains(b, []byte("-\n")) || bytes.Contains(b, []byte("<!--")) || bytes.Contains(b, []byte("<br")) ||
+		bytes.HasPrefix(b, []byte("|")) || bytes.Contains(b, []byte("\n|")) || bytes.Contains(b, []byte("</"))
 }
 
 // commentPass: comment bodies, reported as hidden comments.
@@ -475,6 +520,28 @@ func lineWindow(b []byte, off int) (int, int) {
 		}
 	}
 	return start, end
+}
+
+// lineSpan returns the byte range of the line holding off with up to
+// before lines before it and after lines after it, without the final
+// newline.
+func lineSpan(b []byte, off, before, after int) (int, int) {
+	s := bytes.LastIndexByte(b[:off], '\n') + 1
+	for n := 0; n < before && s > 0; n++ {
+		s = bytes.LastIndexByte(b[:s-1], '\n') + 1
+	}
+	e := off
+	for n := 0; n <= after; n++ {
+		i := bytes.IndexByte(b[e:], '\n')
+		if i < 0 {
+			return s, len(b)
+		}
+		if n == after {
+			return s, e + i
+		}
+		e += i + 1
+	}
+	return s, e
 }
 
 // commentRanges returns the [start, end) ranges of HTML comments

@@ -179,6 +179,15 @@ var langIndex = sync.OnceValue(func() map[string][]int {
 	return m
 })
 
+// langByFirst lists the noun anchors by their first byte (lower case).
+var langByFirst = sync.OnceValue(func() [256][]string {
+	var out [256][]string
+	for n := range langIndex() {
+		out[n[0]] = append(out[n[0]], n)
+	}
+	return out
+})
+
 // lexiconAnchors are the anchors of the lexicon pattern.
 func lexiconAnchors() []string {
 	var out []string
@@ -203,9 +212,9 @@ const langWindow = 120
 // within langWindow bytes either side.
 func findLangOverride(t []byte, at, end int) (int, int, bool) {
 	var langs []int
-	for n, ls := range langIndex() {
+	for _, n := range langByFirst()[lowerTable[t[at]]] {
 		if hasPrefixFold(t, at, end, n) {
-			langs = append(langs, ls...)
+			langs = append(langs, langIndex()[n]...)
 		}
 	}
 	if len(langs) == 0 {
@@ -297,14 +306,74 @@ func wordBoundaryBefore(w []byte, at int) bool {
 	return r == utf8.RuneError || !unicode.IsLetter(r)
 }
 
-// voidRef is a reference to the agent's own instructions, read at an
-// anchor of voidAnchors (the match starts at the anchor or just before).
-var voidRef = lazyre.New(`(?i)(?:(?:your|you\s+(?:were|have\s+been|'ve\s+been)\s+given|the\s+system|any\s+system)\s+(?:[a-z'-]+\s+){0,3}?` +
-	`(?:instructions?|guidance|guidelines|directives?|directions|orders|rules|prompt|constraints|restrictions|programming|policies|safety\s+rules|ones)\b` +
-	`|(?:instructions?|guidance|guidelines|directives?|directions|orders|rules|constraints|restrictions|ones|prompt)\s+(?:that\s+)?(?:you\s+(?:were|have\s+been|'ve\s+been)\s+(?:given|told|provided|sent)|you\s+(?:received|got|have\s+received)|(?:given|provided|sent)\s+to\s+you)\b` +
-	`|(?:whatever|what|everything|anything)\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|given|instructed)|your\s+(?:operator|developer|admin|owner|creator|system\s+prompt)s?\s+(?:configured|said|says|told\s+you|wrote|set|asked))` +
-	`|(?:the\s+)?(?:preceding|foregoing)\s+(?:text|content|messages?|context|conversation)` +
-	`|system\s+prompt)`)
+// voidRefAfter is a reference that starts at its noun: "the directives
+// you received", "instructions given to you", "the preceding text".
+var voidRefAfter = lazyre.New(`(?i)^(?:(?:instructions?|guidance|guidelines|directives?|directions|orders|rules|constraints|restrictions|ones|prompt)\s+(?:that\s+)?(?:you\s+(?:were|have\s+been|'ve\s+been)\s+(?:given|told|provided|sent)|you\s+(?:received|got|have\s+received)|(?:given|provided|sent)\s+to\s+you)\b` +
+	`|(?:preceding|foregoing)\s+(?:text|content|messages?|context|conversation)\b)`)
+
+// voidNext reports whether the word at t[i:] (after spaces) may continue
+// a voidRefAfter reference.
+func voidNext(t []byte, i, end int) bool {
+	j, ok := skipSpaces(t, i, end)
+	return ok && anyPrefixFold(t, j, end, []string{"that ", "you ", "given ", "provided ", "sent "})
+}
+
+// voidRefBefore is a reference that ends at its last word: "whatever you
+// were told", "what your operator configured".
+var voidRefBefore = lazyre.New(`(?i)(?:whatever|what|everything|anything)\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|given|instructed)|your\s+(?:operator|developer|admin|owner|creator|system\s+prompt)s?\s+(?:configured|said|says|told|wrote|set|asked))$`)
+
+// voidNouns are the instruction nouns a possessive reference ends with
+// ("your previous guidance", "the system prompt").
+var voidNouns = map[string]bool{"instructions": true, "instruction": true, "guidance": true, "guidelines": true, "directive": true,
+	"directives": true, "directions": true, "orders": true, "rules": true, "constraints": true, "restrictions": true,
+	"programming": true, "policies": true, "prompt": true, "ones": true}
+
+// voidRef returns the reference to the agent's own instructions at anchor
+// t[at:], or ok false: a noun of voidNouns with "your" (or "system")
+// among the four words before it, a voidRefAfter match, or a
+// voidRefBefore match ending at the anchor.
+func voidRef(t []byte, at, end int) (int, int, bool) {
+	w := at
+	for w < end && isWordByte(t[w]) {
+		w++
+	}
+	word := string(bytes.ToLower(t[at:w]))
+	if word == "preceding" || word == "foregoing" || voidNext(t, w, end) {
+		if loc := voidRefAfter.FindIndex(t[at:end]); loc != nil {
+			return at, at + loc[1], true
+		}
+	}
+	if !voidNouns[word] {
+		if loc := voidRefBefore.FindIndex(t[max(0, at-64):w]); loc != nil {
+			return max(0, at-64) + loc[0], w, true
+		}
+		return 0, 0, false
+	}
+	// Up to four words back, on the same line.
+	i := at
+	for n := 0; n < 4 && i > 0; n++ {
+		for i > 0 && (t[i-1] == ' ' || t[i-1] == '\t') {
+			i--
+		}
+		j := i
+		for j > 0 && (isWordByte(t[j-1]) || t[j-1] == '\'' || t[j-1] == '-') {
+			j--
+		}
+		if j == i {
+			break
+		}
+		switch string(bytes.ToLower(t[j:i])) {
+		case "your":
+			return j, w, true
+		case "system":
+			if word == "prompt" || n == 0 && word != "ones" {
+				return j, w, true
+			}
+		}
+		i = j
+	}
+	return 0, 0, false
+}
 
 // voidAnchors are the words a voidRef match holds; the reference is
 // searched in the sentence around one.
@@ -331,19 +400,12 @@ var voidSelfAux = lazyre.New(`(?i)^(?:no\s|not\s|do|does|did|have|has|were|was|i
 
 // findVoided matches the voided-instructions pattern at anchor t[at:].
 func findVoided(t []byte, at, end int) (int, int, bool) {
-	s, e := sentenceAround(t, at, 160)
-	// The reference starts at most 64 bytes before the anchor.
-	from := max(s, at-64)
-	var ref []int
-	for _, m := range voidRef.Get().FindAllIndex(t[from:min(e, at+64)], -1) {
-		if from+m[0] <= at && from+m[1] > at {
-			ref = []int{from + m[0], from + m[1]}
-			break
-		}
-	}
-	if ref == nil {
+	rs, re, ok := voidRef(t, at, end)
+	if !ok {
 		return 0, 0, false
 	}
+	ref := []int{rs, re}
+	s, e := sentenceAround(t, at, 160)
 	// The predicate: in the sentence, or at the start of the next one
 	// ("… were only a test. Abandon them").
 	if ne := e; ne < len(t) && t[ne] != '\n' {

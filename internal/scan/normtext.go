@@ -15,7 +15,7 @@ import (
 
 // textSpecial marks the ASCII bytes that may start a textual disguise.
 var textSpecial = func() (t [256]bool) {
-	for _, c := range "&%\\*<`~_" {
+	for _, c := range textChars {
 		t[c] = true
 	}
 	return t
@@ -254,7 +254,7 @@ type textIndex struct {
 	sp   int // next letter-spaced run start; -1 none, -2 not searched
 }
 
-const textChars = "&%\\*<`~_"
+const textChars = "&%\\*<`~_013457@$|!-"
 
 func newTextIndex(b []byte) *textIndex { return &textIndex{b: b, next: -2, sp: -2} }
 
@@ -278,6 +278,12 @@ func nextTextSpecial(b []byte, from int) int {
 // a disguise normalize reads through.
 func textDisguise(b []byte, i int) bool {
 	switch b[i] {
+	case '0', '1', '3', '4', '5', '7', '@', '$', '|', '!':
+		return leetDisguise(b, i)
+	case '-':
+		// A word hyphenated across a line break.
+		n, _ := skipStructure(b, i)
+		return n > 0
 	case '&', '%', '\\':
 		_, n := decodeEscape(b, i)
 		return n > 0
