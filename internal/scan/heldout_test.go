@@ -21,12 +21,12 @@ var heldOutThresholds = map[string]float64{
 	"language":      1,
 	"leetspeak":     1,
 	"split":         1,
-	"encoded":       0.3,
+	"encoded":       0.8,
 	"crossfile":     1,
 }
 
 // minHeldOutOverall is the catch rate over every held-out case.
-const minHeldOutOverall = 0.9
+const minHeldOutOverall = 0.95
 
 // maxHeldOutFP is how many held-out benign texts may have a critical
 // finding.

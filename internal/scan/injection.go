@@ -329,32 +329,40 @@ func (c *injCollector) commentPass() {
 	}
 }
 
-// base64Pass: base64 blobs that decode to text (and base64 inside those),
-// one finding per blob.
+// base64Pass: base64, hex and base32 blobs and runs of URL escapes or
+// character codes that decode to text, read through nested encodings
+// (encchain.go), one finding per blob.
 func (c *injCollector) base64Pass() {
 	for _, b := range base64Blobs(c.content) {
-		dec := decodeBase64Text(c.content[b[0]:b[1]])
+		dec, name := decodeBlob(c.content[b[0]:b[1]])
 		if dec == nil {
-			c.decodeOther(b) // hex, base32 (encoded.go)
 			continue
 		}
-		text, _ := normalize(dec, 0)
-		found := c.match(text, nil, 0, nil)
-		if len(found) == 0 {
-			// one more level: base64 inside base64
-			for _, b2 := range base64Blobs(dec) {
-				if d2 := decodeBase64Text(dec[b2[0]:b2[1]]); d2 != nil {
-					t2, _ := normalize(d2, 0)
-					found = append(found, c.match(t2, nil, 0, nil)...)
-				}
-			}
-		}
-		for _, h := range found {
-			h.start, h.end, h.wrapper, h.hidden = b[0], b[1], RuleBase64, false
-			c.add(h)
-			break // one finding per blob
+		c.addDecoded(dec, name, b)
+	}
+	for _, st := range encodedStretches(c.content) {
+		if dec, name := decodeStretch(c.content[st[0]:st[1]]); dec != nil {
+			c.addDecoded(dec, name, st)
 		}
 	}
+}
+
+// addDecoded records the first hit in the decoded text of content[b[0]:
+// b[1]] (name: its encoding) as one finding spanning the blob: a base64
+// blob's as RuleBase64, another encoding's as RuleEncoded.
+func (c *injCollector) addDecoded(dec []byte, name string, b [2]int) {
+	h, chain, ok := readDecoded(dec, name, 1, c.budget)
+	if !ok {
+		return
+	}
+	h.start, h.end, h.hidden = b[0], b[1], false
+	if strings.Trim(strings.ReplaceAll(chain, "base64", ""), ", ") == "" {
+		// base64, or base64 inside base64
+		h.wrapper = RuleBase64
+	} else {
+		h.wrapper, h.encoding = RuleEncoded, encodingName(chain)
+	}
+	c.add(h)
 }
 
 // injFindings turns the hits into findings in position order, under the
