@@ -286,11 +286,10 @@ func (c *injCollector) matchNormalized(ws, we int) {
 // blockquote or list continuations, a hyphen ending a line, a comment or
 // a break tag), normalised (normsplit.go).
 func (c *injCollector) structPass(anchors []kwHit) {
-	_, injAnchorPats := injAnchorTable()
 	done := -1
 	for _, h := range anchors {
 		at, k := int(h.off), int(h.kw)
-		if at < done || *c.budget < 0 || injRules[injAnchorPats[k][0][0]].id != RuleOverride {
+		if at < done || *c.budget < 0 || !structAnchors()[k] {
 			continue
 		}
 		ws, we := lineSpan(c.content, at, 1, 3)
@@ -302,6 +301,21 @@ func (c *injCollector) structPass(anchors []kwHit) {
 		c.matchNormalized(ws, we)
 	}
 }
+
+// structAnchors marks the anchors that start an English override phrase
+// (its verbs): the anchors structPass looks around.
+var structAnchors = sync.OnceValue(func() []bool {
+	injAnchors, _ := injAnchorTable()
+	verbs := map[string]bool{}
+	for _, v := range overrideVerbs {
+		verbs[v] = true
+	}
+	out := make([]bool, len(injAnchors.kws))
+	for i, k := range injAnchors.kws {
+		out[i] = verbs[k]
+	}
+	return out
+})
 
 // hasStructure reports whether b holds structure skipStructure or
 // normalize reads through beyond the textual disguises.

@@ -387,6 +387,15 @@ var voidPred = lazyre.New(`(?i)\b(?:ignor(?:e|es|ed|ing)|disregard(?:s|ed|ing)?|
 	`|(?:have|has)\s+(?:changed|been\s+(?:changed|updated|replaced|lifted|removed|withdrawn))|(?:as\s+(?:though|if)\s+)?you\s+never\s+(?:received|got|had|saw)|(?:was|were)\s+never\s+there` +
 	`|(?:rather|instead)\s+than\s+(?:following|obeying)|instead\s+of\s+(?:following|obeying)|not\s+bound)\b`)
 
+// voidPredHeads finds, case-insensitively, a substring every voidPred
+// match holds: a cheap test before the regular expression.
+var voidPredHeads = sync.OnceValue(func() *kwMatcher {
+	return newKWMatcher([]string{"ignor", "disregard", "overlook", "forg", "discard", "dismiss", "abandon", "drop", "eras", "wip",
+		"scrap", "ditch", "revok", "rescind", "cancel", "nullif", "void", "null", "invalid", "obsolete", "outdated", "supersed",
+		"overrid", "overrul", "replaced", "aside", "let go", "throw", "no longer", "apply", "bind", "matter", "count", "account",
+		"a test", "changed", "updated", "lifted", "removed", "withdrawn", "never", "rather than", "instead", "bound"})
+})
+
 // voidAux is a copula or auxiliary between a reference and a predicate
 // that follows it.
 var voidAux = lazyre.New(`(?i)\b(?:are|is|were|was|be|been|being|have|has|had|hereby|now)\b`)
@@ -414,6 +423,9 @@ func findVoided(t []byte, at, end int) (int, int, bool) {
 			e = e2
 		}
 	}
+	if !voidPredHeads().any(t[s:e]) {
+		return 0, 0, false
+	}
 	for _, p := range voidPred.Get().FindAllIndex(t[s:e], -1) {
 		ps := s + p[0]
 		if negatedBefore(t, ps) && !bytes.HasPrefix(bytes.ToLower(t[ps:]), []byte("not")) {
@@ -429,4 +441,11 @@ func findVoided(t []byte, at, end int) (int, int, bool) {
 		return min(ref[0], ps), max(ref[1], s+p[1]), true
 	}
 	return 0, 0, false
+}
+
+// any reports whether b holds one of m's keywords.
+func (m *kwMatcher) any(b []byte) bool {
+	found := false
+	m.find(b, func(int, int) { found = true })
+	return found
 }

@@ -252,11 +252,12 @@ type textIndex struct {
 	b    []byte
 	next int // next disguise at or after the last from; -1 none left, -2 not searched
 	sp   int // next letter-spaced run start; -1 none, -2 not searched
+	lh   int // next leet digit or line-end hyphen; -1 none, -2 not searched
 }
 
-const textChars = "&%\\*<`~_013457@$|!-"
+const textChars = "&%\\*<`~_@$|!"
 
-func newTextIndex(b []byte) *textIndex { return &textIndex{b: b, next: -2, sp: -2} }
+func newTextIndex(b []byte) *textIndex { return &textIndex{b: b, next: -2, sp: -2, lh: -2} }
 
 // nextTextSpecial returns the offset of the first disguise starting with a
 // textChars byte at or after from, or -1. One table lookup per byte (the
@@ -267,8 +268,19 @@ func nextTextSpecial(b []byte, from int) int {
 		return -1
 	}
 	for i, c := range b[from:] {
-		if textSpecial[c] && textDisguise(b, from+i) {
-			return from + i
+		if !textSpecial[c] {
+			continue
+		}
+		k := from + i
+		switch c {
+		case '@', '$', '|', '!':
+			// leetspeak: only between two letters
+			if k == 0 || k+1 >= len(b) || !isASCIILetter(b[k-1]) || !isASCIILetter(b[k+1]) {
+				continue
+			}
+		}
+		if textDisguise(b, k) {
+			return k
 		}
 	}
 	return -1
@@ -279,7 +291,7 @@ func nextTextSpecial(b []byte, from int) int {
 func textDisguise(b []byte, i int) bool {
 	switch b[i] {
 	case '0', '1', '3', '4', '5', '7', '@', '$', '|', '!':
-		return leetDisguise(b, i)
+		return leetDisguise(b, i) && (b[i] > '9' || leetOf[b[i]] != 0)
 	case '-':
 		// A word hyphenated across a line break.
 		n, _ := skipStructure(b, i)
@@ -347,13 +359,65 @@ func (x *textIndex) at(from int) int {
 	if x.sp != -1 && x.sp < from {
 		x.sp = nextSpaced(x.b, from)
 	}
-	switch {
-	case x.next < 0:
-		return x.sp
-	case x.sp < 0 || x.next < x.sp:
-		return x.next
+	if x.lh != -1 && x.lh < from {
+		x.lh = nextLeetOrHyphen(x.b, from)
 	}
-	return x.sp
+	return firstOf(firstOf(x.next, x.sp), x.lh)
+}
+
+// firstOf returns the smaller of two offsets, -1 standing for none.
+func firstOf(a, b int) int {
+	if a < 0 || b >= 0 && b < a {
+		return b
+	}
+	return a
+}
+
+// nextLeetOrHyphen returns the offset of the first leetspeak digit (0, 1,
+// 3, 4, 5 or 7 between two ASCII letters) or hyphen ending a line inside a
+// word at or after from, or -1. Digits are looked for eight bytes at a
+// time: prose has few.
+func nextLeetOrHyphen(b []byte, from int) int {
+	hy := -1
+	for off := from; off < len(b); {
+		i := bytes.Index(b[off:], []byte("-\n"))
+		if i < 0 {
+			break
+		}
+		if n, _ := skipStructure(b, off+i); n > 0 {
+			hy = off + i
+			break
+		}
+		off += i + 1
+	}
+	lim := len(b)
+	if hy >= 0 {
+		lim = hy
+	}
+	const (
+		lo7 = 0x7f7f7f7f7f7f7f7f
+		hi  = 0x8080808080808080
+	)
+	check := func(k int) bool {
+		return leetOf[b[k]] != 0 && k > 0 && k+1 < len(b) && isASCIILetter(b[k-1]) && isASCIILetter(b[k+1])
+	}
+	i := from
+	for ; i+8 <= lim; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		w7 := w & lo7
+		dig := (w7 + 0x5050505050505050) &^ (w7 + 0x4646464646464646) & hi &^ (w & hi) // '0' <= byte <= '9'
+		for ; dig != 0; dig &= dig - 1 {
+			if k := i + bits.TrailingZeros64(dig)/8; check(k) {
+				return k
+			}
+		}
+	}
+	for ; i < lim; i++ {
+		if check(i) {
+			return i
+		}
+	}
+	return hy
 }
 
 // nextSpaced returns the offset of the first letter-spaced run at or after
