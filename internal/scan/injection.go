@@ -293,8 +293,8 @@ func (c *injCollector) structPass(anchors []kwHit) {
 			continue
 		}
 		ws, we := lineSpan(c.content, at, 1, 3)
-		if !hasStructure(c.content[ws:we]) {
-			continue
+		if !hasStructure(c.content[max(ws, at-2):min(we, at+80)]) || !overrideObjects().any(c.content[at:we]) {
+			continue // a split phrase runs on after its verb, to its object
 		}
 		done = we
 		*c.budget -= we - ws
@@ -317,12 +317,19 @@ var structAnchors = sync.OnceValue(func() []bool {
 	return out
 })
 
+// overrideObjects finds the words an override's object holds.
+var overrideObjects = sync.OnceValue(func() *kwMatcher {
+	return newKWMatcher([]string{"instruction", "previous", "prior", "above", "earlier", "rules", "guid", "prompt", "told",
+		"direct", "polic", "constraint", "restriction", "everything", "preceding", "foregoing", "original", "system"})
+})
+
 // hasStructure reports whether b holds structure skipStructure or
 // normalize reads through beyond the textual disguises.
 func hasStructure(b []byte) bool {
 	return bytes.Contains(b, []byte("](")) || bytes.Contains(b, []byte("][")) || bytes.Contains(b, []byte("\n>")) || bytes.Contains(b, []byte("\n- ")) ||
 		bytes.Contains(b, []byte("\n* ")) || bytes.Contains(b, []byte("-\n")) || bytes.Contains(b, []byte("<!--")) || bytes.Contains(b, []byte("<br")) ||
-		bytes.HasPrefix(b, []byte("|")) || bytes.Contains(b, []byte("\n|")) || bytes.Contains(b, []byte("</"))
+		bytes.HasPrefix(b, []byte("|")) || bytes.Contains(b, []byte("\n|")) || bytes.Contains(b, []byte(" | ")) || bytes.Contains(b, []byte("</p")) ||
+		bytes.Contains(b, []byte("</div")) || bytes.Contains(b, []byte("</li")) || bytes.Contains(b, []byte("</t"))
 }
 
 // commentPass: comment bodies, reported as hidden comments.

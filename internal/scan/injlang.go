@@ -39,12 +39,12 @@ var overrideLexicon = []overrideLang{
 	{ // Spanish
 		nouns: []string{"instrucciones", "instrucción", "instruccion", "indicaciones", "órdenes", "ordenes", "reglas", "directrices", "pautas", "lo que te dij", "lo que se te dijo", "lo que te han dicho"},
 		verbs: []string{"ignor", "olvid", "descart", "desestim", "omit", "pasa por alto", "no hagas caso", "no tengas en cuenta", "haz caso omiso"},
-		quals: []string{"anterior", "previa", "previo", "tod", "arriba", "antes", "tus", "sus"},
+		quals: []string{"anterior", "previa", "previo", "todo", "toda", "todos", "todas", "arriba", "antes", "tus", "sus"},
 	},
 	{ // Portuguese
 		nouns: []string{"instruções", "instrucoes", "instrução", "orientações", "orientacoes", "regras", "diretrizes", "comandos", "o que te disseram", "o que lhe disseram"},
 		verbs: []string{"ignor", "esqueç", "esquec", "desconsider", "descart", "despreze", "não siga", "nao siga"},
-		quals: []string{"anterior", "prévia", "previa", "tod", "acima", "antes", "suas"},
+		quals: []string{"anterior", "prévia", "previa", "todo", "toda", "todos", "todas", "acima", "antes", "suas"},
 	},
 	{ // French
 		nouns: []string{"instructions", "consignes", "directives", "règles", "regles", "indications", "ordres", "ce qu'on t'a dit", "ce qu'on vous a dit"},
@@ -59,7 +59,7 @@ var overrideLexicon = []overrideLang{
 	{ // Italian
 		nouns: []string{"istruzioni", "regole", "indicazioni", "direttive", "comandi", "quello che ti è stato detto"},
 		verbs: []string{"ignor", "dimentic", "trascur", "non considerare", "non tenere conto", "lascia perdere"},
-		quals: []string{"precedent", "tutt", "sopra", "prima", "tue", "sue"},
+		quals: []string{"precedent", "tutti", "tutte", "tutto", "sopra", "prima", "tue", "sue"},
 	},
 	{ // Dutch
 		nouns: []string{"instructies", "regels", "aanwijzingen", "richtlijnen", "opdrachten"},
@@ -67,7 +67,7 @@ var overrideLexicon = []overrideLang{
 		quals: []string{"eerdere", "vorige", "alle", "bovenstaande", "je ", "jouw"},
 	},
 	{ // Polish
-		nouns: []string{"instrukcj", "polece", "zasad", "wytyczn", "reguł", "regul"},
+		nouns: []string{"instrukcj", "polece", "zasad", "wytyczn", "reguł"},
 		verbs: []string{"ignoruj", "zignoruj", "zapomnij", "pomiń", "pomin", "nie zwracaj uwagi", "odrzuć", "odrzuc"},
 		quals: []string{"poprzedni", "wcześniejsz", "wczesniejsz", "wszystk", "powyższ", "powyzsz", "swoje", "twoje"},
 	},
@@ -221,7 +221,13 @@ func findLangOverride(t []byte, at, end int) (int, int, bool) {
 		return 0, 0, false
 	}
 	s, e := sentenceAround(t, at, langWindow)
-	w := bytes.ToLower(t[s:e])
+	var buf [2*langWindow + 64]byte
+	w := buf[:0]
+	if isASCII(t[s:e]) {
+		w = lowerASCII(w, t[s:e])
+	} else {
+		w = bytes.ToLower(t[s:e])
+	}
 	for _, li := range langs {
 		l := &overrideLexicon[li]
 		v := indexAnyStem(w, l.verbs)
@@ -291,6 +297,12 @@ func indexAnyStem(w []byte, stems []string) int {
 				off = at + 1
 				continue
 			}
+			// A short ASCII stem is a whole word ("tes", "vos", "alle"):
+			// as a prefix it would match English words.
+			if e := at + len(st); len(st) <= 4 && isWordByte(st[len(st)-1]) && e < len(w) && (isWordByte(w[e]) || w[e] >= 0x80) {
+				off = at + 1
+				continue
+			}
 			if best < 0 || at < best {
 				best = at
 			}
@@ -337,13 +349,14 @@ func voidRef(t []byte, at, end int) (int, int, bool) {
 	for w < end && isWordByte(t[w]) {
 		w++
 	}
-	word := string(bytes.ToLower(t[at:w]))
-	if word == "preceding" || word == "foregoing" || voidNext(t, w, end) {
+	var buf [16]byte
+	word := lowerASCII(buf[:0], t[at:min(w, at+16)])
+	if string(word) == "preceding" || string(word) == "foregoing" || voidNext(t, w, end) {
 		if loc := voidRefAfter.FindIndex(t[at:end]); loc != nil {
 			return at, at + loc[1], true
 		}
 	}
-	if !voidNouns[word] {
+	if !voidNouns[string(word)] {
 		if loc := voidRefBefore.FindIndex(t[max(0, at-64):w]); loc != nil {
 			return max(0, at-64) + loc[0], w, true
 		}
@@ -362,11 +375,11 @@ func voidRef(t []byte, at, end int) (int, int, bool) {
 		if j == i {
 			break
 		}
-		switch string(bytes.ToLower(t[j:i])) {
-		case "your":
+		switch {
+		case i-j == 4 && hasPrefixFold(t, j, i, "your"):
 			return j, w, true
-		case "system":
-			if word == "prompt" || n == 0 && word != "ones" {
+		case i-j == 6 && hasPrefixFold(t, j, i, "system"):
+			if string(word) == "prompt" || n == 0 && string(word) != "ones" {
 				return j, w, true
 			}
 		}
@@ -448,4 +461,22 @@ func (m *kwMatcher) any(b []byte) bool {
 	found := false
 	m.find(b, func(int, int) { found = true })
 	return found
+}
+
+// lowerASCII appends b to dst with ASCII letters lower-cased.
+func lowerASCII(dst, b []byte) []byte {
+	for _, c := range b {
+		dst = append(dst, lowerTable[c])
+	}
+	return dst
+}
+
+// isASCII reports whether b holds only ASCII bytes.
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

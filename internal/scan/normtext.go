@@ -378,46 +378,51 @@ func firstOf(a, b int) int {
 // word at or after from, or -1. Digits are looked for eight bytes at a
 // time: prose has few.
 func nextLeetOrHyphen(b []byte, from int) int {
-	hy := -1
-	for off := from; off < len(b); {
-		i := bytes.Index(b[off:], []byte("-\n"))
-		if i < 0 {
-			break
-		}
-		if n, _ := skipStructure(b, off+i); n > 0 {
-			hy = off + i
-			break
-		}
-		off += i + 1
-	}
-	lim := len(b)
-	if hy >= 0 {
-		lim = hy
-	}
 	const (
 		lo7 = 0x7f7f7f7f7f7f7f7f
 		hi  = 0x8080808080808080
 	)
-	check := func(k int) bool {
-		return leetOf[b[k]] != 0 && k > 0 && k+1 < len(b) && isASCIILetter(b[k-1]) && isASCIILetter(b[k+1])
+	check := func(k int) int {
+		switch c := b[k]; {
+		case c == '\n':
+			if k-1 >= from && b[k-1] == '-' {
+				if n, _ := skipStructure(b, k-1); n > 0 {
+					return k - 1
+				}
+			}
+		case leetOf[c] != 0 && k > 0 && k+1 < len(b) && isASCIILetter(b[k-1]) && isASCIILetter(b[k+1]):
+			return k
+		}
+		return -1
 	}
 	i := from
-	for ; i+8 <= lim; i += 8 {
+	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
 		w7 := w & lo7
-		dig := (w7 + 0x5050505050505050) &^ (w7 + 0x4646464646464646) & hi &^ (w & hi) // '0' <= byte <= '9'
-		for ; dig != 0; dig &= dig - 1 {
-			if k := i + bits.TrailingZeros64(dig)/8; check(k) {
-				return k
+		ascii := ^w & hi
+		dig := (w7 + 0x5050505050505050) &^ (w7 + 0x4646464646464646) & ascii // '0' <= byte <= '9'
+		if dig != 0 {
+			x := w7 | 0x2020202020202020
+			letter := (x + 0x1f1f1f1f1f1f1f1f) &^ (x + 0x0505050505050505) & ascii // 'a' <= byte|0x20 <= 'z'
+			// a letter on both sides (the first and last byte: checked
+			// one by one)
+			dig &= (letter<<8 | 0x80) & (letter>>8 | 0x8000000000000000)
+		}
+		hy := ^((w7 ^ 0x2d2d2d2d2d2d2d2d) + lo7 | w7 ^ 0x2d2d2d2d2d2d2d2d) & ascii // byte == '-'
+		nl := ^((w7 ^ 0x0a0a0a0a0a0a0a0a) + lo7 | w7 ^ 0x0a0a0a0a0a0a0a0a) & ascii // byte == '\n'
+		m := dig | nl&(hy<<8|0x80)
+		for ; m != 0; m &= m - 1 {
+			if r := check(i + bits.TrailingZeros64(m)/8); r >= 0 {
+				return r
 			}
 		}
 	}
-	for ; i < lim; i++ {
-		if check(i) {
-			return i
+	for ; i < len(b); i++ {
+		if r := check(i); r >= 0 {
+			return r
 		}
 	}
-	return hy
+	return -1
 }
 
 // nextSpaced returns the offset of the first letter-spaced run at or after
