@@ -37,7 +37,7 @@ type overrideLang struct {
 // Hungarian, Greek, Swedish, Romanian, Hebrew, Thai, Hindi and Bengali.
 var overrideLexicon = []overrideLang{
 	{ // Spanish
-		nouns: []string{"instrucciones", "instrucción", "instruccion", "indicaciones", "órdenes", "ordenes", "reglas", "directrices", "pautas", "lo que te dij", "lo que se te dijo", "lo que te han dicho"},
+		nouns: []string{"instrucciones", "instrucción", "instruccion", "órdenes", "ordenes", "reglas", "directrices", "pautas", "lo que te dij", "lo que se te dijo", "lo que te han dicho"},
 		verbs: []string{"ignor", "olvid", "descart", "desestim", "omit", "pasa por alto", "no hagas caso", "no tengas en cuenta", "haz caso omiso"},
 		quals: []string{"anterior", "previa", "previo", "todo", "toda", "todos", "todas", "arriba", "antes", "tus", "sus"},
 	},
@@ -47,7 +47,7 @@ var overrideLexicon = []overrideLang{
 		quals: []string{"anterior", "prévia", "previa", "todo", "toda", "todos", "todas", "acima", "antes", "suas"},
 	},
 	{ // French
-		nouns: []string{"instructions", "consignes", "directives", "règles", "regles", "indications", "ordres", "ce qu'on t'a dit", "ce qu'on vous a dit"},
+		nouns: []string{"instructions", "consignes", "directives", "règles", "regles", "ordres", "ce qu'on t'a dit", "ce qu'on vous a dit"},
 		verbs: []string{"ignor", "oubli", "ne tiens plus compte", "ne tenez plus compte", "ne plus tenir compte", "ne tiens pas compte", "ne tenez pas compte", "fais abstraction", "faites abstraction", "néglig", "neglig", "écarte", "ecarte"},
 		quals: []string{"précédent", "precedent", "antérieur", "anterieur", "tout", "toutes", "ci-dessus", "vos", "tes", "plus haut"},
 	},
@@ -57,7 +57,7 @@ var overrideLexicon = []overrideLang{
 		quals: []string{"vorherig", "bisherig", "früher", "frueher", "obig", "alle", "sämtlich", "saemtlich", "deine", "ihre", "vorig", "zuvor"},
 	},
 	{ // Italian
-		nouns: []string{"istruzioni", "regole", "indicazioni", "direttive", "comandi", "quello che ti è stato detto"},
+		nouns: []string{"istruzioni", "regole", "direttive", "comandi", "quello che ti è stato detto"},
 		verbs: []string{"ignor", "dimentic", "trascur", "non considerare", "non tenere conto", "lascia perdere"},
 		quals: []string{"precedent", "tutti", "tutte", "tutto", "sopra", "prima", "tue", "sue"},
 	},
@@ -97,7 +97,7 @@ var overrideLexicon = []overrideLang{
 		quals: []string{"tidigare", "alla", "ovanstående", "föregående", "dina"},
 	},
 	{ // Romanian
-		nouns: []string{"instrucțiun", "instrucţiun", "instructiun", "reguli", "indicați", "indicatii", "comenzi"},
+		nouns: []string{"instrucțiun", "instrucţiun", "instructiun", "reguli", "comenzi"},
 		verbs: []string{"ignor", "uită", "uita", "nu ține cont", "nu tine cont", "nu lua în seamă"},
 		quals: []string{"anterioar", "toate", "precedent", "de mai sus", "tale"},
 	},
@@ -157,7 +157,7 @@ var overrideLexicon = []overrideLang{
 		quals: []string{"이전", "앞의", "위의", "모든", "앞서", "기존"},
 	},
 	{ // Indonesian and Malay
-		nouns: []string{"instruksi", "perintah", "aturan", "petunjuk", "arahan"},
+		nouns: []string{"instruksi", "perintah", "petunjuk"},
 		verbs: []string{"abaikan", "lupakan", "jangan hiraukan", "acuhkan", "jangan ikuti"},
 		quals: []string{"sebelumnya", "semua", "di atas", "tadi"},
 	},
@@ -321,7 +321,8 @@ func wordBoundaryBefore(w []byte, at int) bool {
 // voidRefAfter is a reference that starts at its noun: "the directives
 // you received", "instructions given to you", "the preceding text".
 var voidRefAfter = lazyre.New(`(?i)^(?:(?:instructions?|guidance|guidelines|directives?|directions|orders|rules|constraints|restrictions|ones|prompt)\s+(?:that\s+)?(?:you\s+(?:were|have\s+been|'ve\s+been)\s+(?:given|told|provided|sent)|you\s+(?:received|got|have\s+received)|(?:given|provided|sent)\s+to\s+you)\b` +
-	`|(?:preceding|foregoing)\s+(?:text|content|messages?|context|conversation)\b)`)
+	`|(?:preceding|foregoing)\s+(?:text|content|messages?|context|conversation)\b` +
+	`|whatever\s+your\s+(?:operator|developer|admin|owner|creator|system\s+prompt)s?\s+(?:configured|said|says|told|wrote|set|asked)\b)`)
 
 // voidNext reports whether the word at t[i:] (after spaces) may continue
 // a voidRefAfter reference.
@@ -351,7 +352,7 @@ func voidRef(t []byte, at, end int) (int, int, bool) {
 	}
 	var buf [16]byte
 	word := lowerASCII(buf[:0], t[at:min(w, at+16)])
-	if string(word) == "preceding" || string(word) == "foregoing" || voidNext(t, w, end) {
+	if string(word) == "preceding" || string(word) == "whatever" || voidNext(t, w, end) {
 		if loc := voidRefAfter.FindIndex(t[at:end]); loc != nil {
 			return at, at + loc[1], true
 		}
@@ -391,7 +392,7 @@ func voidRef(t []byte, at, end int) (int, int, bool) {
 // voidAnchors are the words a voidRef match holds; the reference is
 // searched in the sentence around one.
 var voidAnchors = []string{"instructions", "instruction", "guidance", "guidelines", "directive", "directives", "directions",
-	"orders", "rules", "constraints", "restrictions", "programming", "policies", "prompt", "ones", "told", "configured", "preceding", "foregoing"}
+	"rules", "constraints", "prompt", "ones", "told", "whatever", "preceding"}
 
 // voidPred is what sets the referenced instructions aside.
 var voidPred = lazyre.New(`(?i)\b(?:ignor(?:e|es|ed|ing)|disregard(?:s|ed|ing)?|overlook(?:s|ed|ing)?|forg(?:et|ets|etting|ot|otten)|discard(?:s|ed|ing)?|dismiss(?:es|ed|ing)?|abandon(?:s|ed|ing)?|drop(?:s|ped|ping)?|eras(?:e|es|ed|ing)|wip(?:e|es|ed|ing)|scrap(?:s|ped)?|ditch(?:es|ed)?|revok(?:e|es|ed|ing)|rescind(?:s|ed)?|cancel(?:s|led|ed|ling)?|nullif(?:y|ied|ies)|void(?:ed)?|null|invalid(?:ated)?|obsolete|outdated|supersed(?:e|es|ed|ing)|overrid(?:e|es|den|ing)|overrul(?:e|es|ed)|replaced` +
