@@ -449,7 +449,7 @@ func describeInjection(f *Finding, content []byte, h injHit, fenced func() [][2]
 		f.Message = fmt.Sprintf("%s: %s", r.what, quoted)
 		if h.hidden {
 			f.Message += " (disguised with invisible, tag or look-alike characters)"
-		} else if r.id == RuleModelMarkup && (inRanges(fenced(), h.start) || inCodeSpan(content, h.start, h.end)) {
+		} else if r.id == RuleModelMarkup && (inCodeSpan(content, h.start, h.end) || inRanges(fenced(), h.start)) {
 			// A template token shown in code: documentation of the format.
 			f.Severity = Warning
 			f.Message += " (shown as code, not markup)"
