@@ -14,7 +14,8 @@ import (
 // the blobs inside it (another base64, hex or base32 run, a run of URL
 // escapes, a list of character codes) are decoded in turn, up to
 // maxDecodeDepth levels. Runs of URL escapes and character-code lists are
-// found in the same stretches of non-space bytes as base64 blobs.
+// found in the same stretches of non-space bytes as base64 blobs
+// (encodedRuns).
 
 // maxDecodeDepth bounds the levels of nested encodings read.
 const maxDecodeDepth = 3
@@ -160,78 +161,3 @@ const minStretch = 16
 
 // encodingName is the name of a finding's chain of encodings.
 func encodingName(chain string) string { return strings.TrimPrefix(chain, ", ") }
-
-// encodedStretches returns the ranges of content that may hold a run of
-// URL escapes (three in a row) or a list of character codes (three
-// comma-separated numbers of two or three digits in a row), each grown to
-// the bytes such a run is made of. It visits only '%' and ',' bytes.
-func encodedStretches(b []byte) [][2]int {
-	var out [][2]int
-	for off := 0; off < len(b); {
-		i := bytes.IndexByte(b[off:], '%')
-		if i < 0 {
-			break
-		}
-		at := off + i
-		if at+9 <= len(b) && b[at+3] == '%' && b[at+6] == '%' && isHex(b[at+1]) && isHex(b[at+2]) && isHex(b[at+4]) && isHex(b[at+5]) {
-			e := at
-			for e+2 < len(b) && b[e] == '%' && isHex(b[e+1]) && isHex(b[e+2]) {
-				e += 3
-			}
-			out = append(out, [2]int{at, e})
-			off = e
-			continue
-		}
-		off = at + 1
-	}
-	codeByte := func(c byte) bool { return c >= '0' && c <= '9' || c == ',' || c == ' ' }
-	for off := 0; off < len(b); {
-		i := bytes.IndexByte(b[off:], ',')
-		if i < 0 {
-			break
-		}
-		at := off + i
-		if !codeRun(b, at) {
-			off = at + 1
-			continue
-		}
-		s, e := at, at
-		for s > 0 && codeByte(b[s-1]) {
-			s--
-		}
-		for e < len(b) && codeByte(b[e]) {
-			e++
-		}
-		if e-s >= 3*12 {
-			out = append(out, [2]int{s, e})
-		}
-		off = e
-	}
-	return out
-}
-
-// codeRun reports whether the comma at b[at] follows a number of two or
-// three digits and is followed by two more such numbers (", " allowed).
-func codeRun(b []byte, at int) bool {
-	if at < 2 || !isDigit(b[at-1]) || !isDigit(b[at-2]) {
-		return false
-	}
-	j := at
-	for n := 0; n < 2; n++ {
-		j++ // the comma
-		if j < len(b) && b[j] == ' ' {
-			j++
-		}
-		k := j
-		for k < len(b) && k-j < 3 && isDigit(b[k]) {
-			k++
-		}
-		if k-j < 2 || k >= len(b) || b[k] != ',' {
-			return false
-		}
-		j = k
-	}
-	return true
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -354,14 +354,15 @@ func (c *injCollector) commentPass() {
 // character codes that decode to text, read through nested encodings
 // (encchain.go), one finding per blob.
 func (c *injCollector) base64Pass() {
-	for _, b := range base64Blobs(c.content) {
+	blobs, others := encodedRuns(c.content, true)
+	for _, b := range blobs {
 		dec, name := decodeBlob(c.content[b[0]:b[1]])
 		if dec == nil {
 			continue
 		}
 		c.addDecoded(dec, name, b)
 	}
-	for _, st := range encodedStretches(c.content) {
+	for _, st := range others {
 		if dec, name := decodeStretch(c.content[st[0]:st[1]]); dec != nil {
 			c.addDecoded(dec, name, st)
 		}
@@ -645,6 +646,15 @@ var b64Table = func() (t [256]bool) {
 // free of them: the content is read a word at a time for those (prose has a
 // space in nearly every word), and only such stretches are searched.
 func base64Blobs(b []byte) [][2]int {
+	blobs, _ := encodedRuns(b, false)
+	return blobs
+}
+
+// encodedRuns is base64Blobs that also returns, when others is set, the
+// stretches of non-space bytes that hold at least eleven commas or twelve
+// '%' (a list of character codes, a run of URL escapes: see
+// decodeStretch), found in the same read.
+func encodedRuns(b []byte, others bool) (blobs, other [][2]int) {
 	const (
 		lo7 = 0x7f7f7f7f7f7f7f7f
 		hi  = 0x8080808080808080
@@ -667,10 +677,15 @@ func base64Blobs(b []byte) [][2]int {
 			e++
 		}
 		out = base64Runs(b, s, e, out)
+		if others && e-s >= 36 {
+			if st := b[s:e]; bytes.Count(st, []byte(",")) >= 11 || bytes.Count(st, []byte("%")) >= 12 {
+				other = append(other, [2]int{s, e})
+			}
+		}
 		prevFree = false
 		i = e - 8 // the next word starts at e
 	}
-	return out
+	return out, other
 }
 
 // base64Runs appends the blobs of b[from:to) (see base64Blobs). It probes
