@@ -60,7 +60,11 @@ func credBefore(t []byte, ls, at int) (int, bool) {
 		return at - len(before) + i, true
 	}
 	if loc := netCmd.Get().FindIndex(before); loc != nil {
-		return at - len(before) + loc[0], true
+		s := at - len(before) + loc[0]
+		for s < at && bytes.IndexByte([]byte("`;|&($ \t"), t[s]) >= 0 {
+			s++ // point at the command, not the punctuation before it
+		}
+		return s, true
 	}
 	return 0, false
 }
