@@ -449,7 +449,7 @@ func describeInjection(f *Finding, content []byte, h injHit, fenced func() [][2]
 	default:
 		f.Message = fmt.Sprintf("%s: %s", r.what, quoted)
 		if h.hidden {
-			f.Message += " (disguised with invisible, tag or look-alike characters)"
+			f.Message += " (disguised: read through invisible, tag or look-alike characters, escapes, markup or leetspeak)"
 		} else if r.id == RuleModelMarkup && (inCodeSpan(content, h.start, h.end) || inRanges(fenced(), h.start)) {
 			// A template token shown in code: documentation of the format.
 			f.Severity = Warning
