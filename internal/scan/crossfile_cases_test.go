@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-// crossFileCases scans each skill directory under testdata/evasion/<cat>/
+// crossFileCases scans each skill directory under <root>/<cat>/
 // as one unit (ScanFiles) and counts the blocked ones; each directory is
 // also checked not to block file by file (the cases are about the
 // closure).
-func crossFileCases(t *testing.T, p *Pipeline, cat string) (n, caught int) {
+func crossFileCases(t *testing.T, p *Pipeline, root, cat string) (n, caught int) {
 	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join("testdata", "evasion", cat, "*"))
+	dirs, _ := filepath.Glob(filepath.Join(root, cat, "*"))
 	sort.Strings(dirs)
 	for _, d := range dirs {
 		files := map[string][]byte{}

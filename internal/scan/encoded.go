@@ -1,9 +1,6 @@
 package scan
 
 import (
-	"bytes"
-	"encoding/base32"
-	"encoding/hex"
 	"sync"
 	"unicode/utf8"
 )
@@ -90,26 +87,6 @@ func (c *injCollector) encodedPass(anchors []kwHit) {
 		done = le
 		*c.budget -= le - ls
 		c.matchDecoded(d.decode(c.content[ls:le]), ls, le, d.name)
-	}
-}
-
-// decodeOther reads a base64-alphabet blob that is not base64 text as hex
-// or base32, when it decodes to text.
-func (c *injCollector) decodeOther(b [2]int) {
-	blob := bytes.TrimRight(c.content[b[0]:b[1]], "=")
-	var dec []byte
-	name := ""
-	if len(blob)%2 == 0 && allHex(blob) {
-		if d, err := hex.DecodeString(string(blob)); err == nil {
-			dec, name = d, "hex"
-		}
-	} else if isBase32(blob) {
-		if d, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(string(blob)); err == nil {
-			dec, name = d, "base32"
-		}
-	}
-	if dec != nil && textLike(dec) {
-		c.matchDecoded(dec, b[0], b[1], name)
 	}
 }
 

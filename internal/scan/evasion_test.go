@@ -126,7 +126,7 @@ func TestEvasionCorpus(t *testing.T) {
 				t.Logf("missed: %s: %s", cat, tc.name)
 			}
 		}
-		n2, c2 := crossFileCases(t, p, cat)
+		n2, c2 := crossFileCases(t, p, filepath.Join("testdata", "evasion"), cat)
 		n, c = n+n2, c+c2
 		total, caught = total+n, caught+c
 		rate := float64(c) / float64(n)

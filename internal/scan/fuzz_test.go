@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -19,6 +21,19 @@ func fuzzSeeds(f *testing.F) {
 	f.Add([]byte("\xff\xfe\x00 invalid \xc3 utf8 \u202e\n\n\r\n"))
 	f.Add([]byte("<!-- unterminated " + override))
 	f.Add([]byte("http://[::ffff:169.254.169.254 http://@ http://0x http:// ://x"))
+	// The evasion corpora: disguises, splits, nested encodings.
+	for _, dir := range []string{"evasion", "heldout"} {
+		paths, _ := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, c := range strings.Split(string(b), "=== ") {
+				f.Add([]byte(c))
+			}
+		}
+	}
 }
 
 // FuzzScanners: no scanner panics; every finding's line and column lie

@@ -86,7 +86,7 @@ var injRules = append([]injRule{
 	}},
 	{id: RuleRoleHijack, what: "role/identity hijack", pats: []injPattern{
 		withPre(pat([]string{"you"}, `you\s+are\s+now\s+(?:an?\s+)?(?:dan\b|unrestricted|unfiltered|uncensored|jailbroken|evil|free\s+(?:from|of)|no\s+longer|in\s+(?:developer|god|dan|jailbreak|unrestricted|admin)\s+mode)`+
-			`|you\s+(?:are|have\s+been)\s+(?:no\s+longer\s+(?:bound|restricted|limited|constrained)|freed|released|liberated)\b`), nextWord("are", "have")),
+			`|you\s+(?:are|have\s+been)\s+(?:no\s+longer\s+(?:bound|restricted|limited|constrained)(?:\s+by\b|\s*(?:[.,;:!]|$))|freed|released|liberated)`), nextWord("are", "have")),
 		withPre(pat([]string{"enter", "enable", "activate", "switch to", "turn on"}, `(?:enter|enable|activate|switch\s+to|turn\s+on)\s+(?:developer|god|dan|jailbreak|unrestricted|unfiltered)\s+mode\b`),
 			nextWord("developer", "god", "dan", "jailbreak", "unrestricted", "unfiltered")),
 		withPre(pat([]string{"act", "behave", "respond"}, `(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan\b)`), nextWord("as")),
@@ -126,6 +126,16 @@ var injAnchorTable = sync.OnceValues(func() (*kwMatcher, [][][2]int) {
 		}
 	}
 	return newKWMatcher(kws), pats
+})
+
+// injStems marks the anchors that are word stems (stemAnchor).
+var injStems = sync.OnceValue(func() []bool {
+	injAnchors, _ := injAnchorTable()
+	out := make([]bool, len(injAnchors.kws))
+	for i, k := range injAnchors.kws {
+		out[i] = stemAnchor(k)
+	}
+	return out
 })
 
 type injectionScanner struct{}
@@ -177,6 +187,7 @@ func (injectionScanner) scanHits(ctx context.Context, content []byte, m Meta, an
 		return nil, err
 	}
 	c.normalizedPass(sp)
+	c.structPass(anchors)
 	c.commentPass()
 	c.base64Pass()
 	c.encodedPass(anchors)
@@ -246,14 +257,79 @@ func (c *injCollector) normalizedPass(sp *specialIndex) {
 			break
 		}
 		ws, we := lineWindow(c.content, n)
-		text, offs := normalize(c.content[ws:we], ws)
-		for _, h := range c.match(text, offs, ws, c.content) {
-			if !c.inComment(h.start) {
-				c.add(h)
-			}
+		if c.content[n] == '-' {
+			// a hyphenated word: the phrase may run on two more lines
+			ws, we = lineSpan(c.content, n, 1, 2)
 		}
+		c.matchNormalized(ws, we)
 		off = we + 1
 	}
+}
+
+// matchNormalized reads content[ws:we] normalised, and in leetspeak when
+// it holds a leet word, and records the hits outside comments.
+func (c *injCollector) matchNormalized(ws, we int) {
+	text, offs := normalize(c.content[ws:we], ws)
+	found := c.match(text, offs, ws, c.content)
+	if lt := leetRead(text); lt != nil {
+		found = append(found, c.match(lt, offs, ws, c.content)...)
+	}
+	for _, h := range found {
+		if !c.inComment(h.start) {
+			c.add(h)
+		}
+	}
+}
+
+// structPass: the lines around an anchor of the override rule that hold
+// markdown or HTML structure a phrase may be split by (links, table rows,
+// blockquote or list continuations, a hyphen ending a line, a comment or
+// a break tag), normalised (normsplit.go).
+func (c *injCollector) structPass(anchors []kwHit) {
+	done := -1
+	for _, h := range anchors {
+		at, k := int(h.off), int(h.kw)
+		if at < done || *c.budget < 0 || !structAnchors()[k] {
+			continue
+		}
+		ws, we := lineSpan(c.content, at, 1, 3)
+		if !hasStructure(c.content[max(ws, at-2):min(we, at+80)]) || !overrideObjects().any(c.content[at:we]) {
+			continue // a split phrase runs on after its verb, to its object
+		}
+		done = we
+		*c.budget -= we - ws
+		c.matchNormalized(ws, we)
+	}
+}
+
+// structAnchors marks the anchors that start an English override phrase
+// (its verbs): the anchors structPass looks around.
+var structAnchors = sync.OnceValue(func() []bool {
+	injAnchors, _ := injAnchorTable()
+	verbs := map[string]bool{}
+	for _, v := range overrideVerbs {
+		verbs[v] = true
+	}
+	out := make([]bool, len(injAnchors.kws))
+	for i, k := range injAnchors.kws {
+		out[i] = verbs[k]
+	}
+	return out
+})
+
+// overrideObjects finds the words an override's object holds.
+var overrideObjects = sync.OnceValue(func() *kwMatcher {
+	return newKWMatcher([]string{"instruction", "previous", "prior", "above", "earlier", "rules", "guid", "prompt", "told",
+		"direct", "polic", "constraint", "restriction", "everything", "preceding", "foregoing", "original", "system"})
+})
+
+// hasStructure reports whether b holds structure skipStructure or
+// normalize reads through beyond the textual disguises.
+func hasStructure(b []byte) bool {
+	return bytes.Contains(b, []byte("](")) || bytes.Contains(b, []byte("][")) || bytes.Contains(b, []byte("\n>")) || bytes.Contains(b, []byte("\n- ")) ||
+		bytes.Contains(b, []byte("\n* ")) || bytes.Contains(b, []byte("-\n")) || bytes.Contains(b, []byte("<!--")) || bytes.Contains(b, []byte("<br")) ||
+		bytes.HasPrefix(b, []byte("|")) || bytes.Contains(b, []byte("\n|")) || bytes.Contains(b, []byte(" | ")) || bytes.Contains(b, []byte("</p")) ||
+		bytes.Contains(b, []byte("</div")) || bytes.Contains(b, []byte("</li")) || bytes.Contains(b, []byte("</t"))
 }
 
 // commentPass: comment bodies, reported as hidden comments.
@@ -274,32 +350,41 @@ func (c *injCollector) commentPass() {
 	}
 }
 
-// base64Pass: base64 blobs that decode to text (and base64 inside those),
-// one finding per blob.
+// base64Pass: base64, hex and base32 blobs and runs of URL escapes or
+// character codes that decode to text, read through nested encodings
+// (encchain.go), one finding per blob.
 func (c *injCollector) base64Pass() {
-	for _, b := range base64Blobs(c.content) {
-		dec := decodeBase64Text(c.content[b[0]:b[1]])
+	blobs, others := encodedRuns(c.content, true)
+	for _, b := range blobs {
+		dec, name := decodeBlob(c.content[b[0]:b[1]])
 		if dec == nil {
-			c.decodeOther(b) // hex, base32 (encoded.go)
 			continue
 		}
-		text, _ := normalize(dec, 0)
-		found := c.match(text, nil, 0, nil)
-		if len(found) == 0 {
-			// one more level: base64 inside base64
-			for _, b2 := range base64Blobs(dec) {
-				if d2 := decodeBase64Text(dec[b2[0]:b2[1]]); d2 != nil {
-					t2, _ := normalize(d2, 0)
-					found = append(found, c.match(t2, nil, 0, nil)...)
-				}
-			}
-		}
-		for _, h := range found {
-			h.start, h.end, h.wrapper, h.hidden = b[0], b[1], RuleBase64, false
-			c.add(h)
-			break // one finding per blob
+		c.addDecoded(dec, name, b)
+	}
+	for _, st := range others {
+		if dec, name := decodeStretch(c.content[st[0]:st[1]]); dec != nil {
+			c.addDecoded(dec, name, st)
 		}
 	}
+}
+
+// addDecoded records the first hit in the decoded text of content[b[0]:
+// b[1]] (name: its encoding) as one finding spanning the blob: a base64
+// blob's as RuleBase64, another encoding's as RuleEncoded.
+func (c *injCollector) addDecoded(dec []byte, name string, b [2]int) {
+	h, chain, ok := readDecoded(dec, name, 1, c.budget)
+	if !ok {
+		return
+	}
+	h.start, h.end, h.hidden = b[0], b[1], false
+	if strings.Trim(strings.ReplaceAll(chain, "base64", ""), ", ") == "" {
+		// base64, or base64 inside base64
+		h.wrapper = RuleBase64
+	} else {
+		h.wrapper, h.encoding = RuleEncoded, encodingName(chain)
+	}
+	c.add(h)
 }
 
 // injFindings turns the hits into findings in position order, under the
@@ -364,7 +449,11 @@ func describeInjection(f *Finding, content []byte, h injHit, fenced func() [][2]
 	default:
 		f.Message = fmt.Sprintf("%s: %s", r.what, quoted)
 		if h.hidden {
-			f.Message += " (disguised with invisible, tag or look-alike characters)"
+			f.Message += " (disguised: read through invisible, tag or look-alike characters, escapes, markup or leetspeak)"
+		} else if r.id == RuleModelMarkup && (inCodeSpan(content, h.start, h.end) || inRanges(fenced(), h.start)) {
+			// A template token shown in code: documentation of the format.
+			f.Severity = Warning
+			f.Message += " (shown as code, not markup)"
 		} else if mentionRule(r.id) && isMention(content, h.start, h.end, fenced()) {
 			// Documentation quoting the phrase as an example (mention.go).
 			f.Severity = Warning
@@ -393,7 +482,7 @@ func matchHits(text []byte, anchors []kwHit, offs []int, base int, raw []byte, b
 		}
 		// Every anchor is a whole word in its pattern (or ends in a space
 		// or a non-word byte).
-		if isWordByte(kw[len(kw)-1]) && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) {
+		if isWordByte(kw[len(kw)-1]) && at+len(kw) < len(text) && isWordByte(text[at+len(kw)]) && !injStems()[k] {
 			continue
 		}
 		end := min(len(text), at+injSpan)
@@ -461,6 +550,28 @@ func lineWindow(b []byte, off int) (int, int) {
 		}
 	}
 	return start, end
+}
+
+// lineSpan returns the byte range of the line holding off with up to
+// before lines before it and after lines after it, without the final
+// newline.
+func lineSpan(b []byte, off, before, after int) (int, int) {
+	s := bytes.LastIndexByte(b[:off], '\n') + 1
+	for n := 0; n < before && s > 0; n++ {
+		s = bytes.LastIndexByte(b[:s-1], '\n') + 1
+	}
+	e := off
+	for n := 0; n <= after; n++ {
+		i := bytes.IndexByte(b[e:], '\n')
+		if i < 0 {
+			return s, len(b)
+		}
+		if n == after {
+			return s, e + i
+		}
+		e += i + 1
+	}
+	return s, e
 }
 
 // commentRanges returns the [start, end) ranges of HTML comments
@@ -535,6 +646,15 @@ var b64Table = func() (t [256]bool) {
 // free of them: the content is read a word at a time for those (prose has a
 // space in nearly every word), and only such stretches are searched.
 func base64Blobs(b []byte) [][2]int {
+	blobs, _ := encodedRuns(b, false)
+	return blobs
+}
+
+// encodedRuns is base64Blobs that also returns, when others is set, the
+// stretches of non-space bytes that hold at least eleven commas or twelve
+// '%' (a list of character codes, a run of URL escapes: see
+// decodeStretch), found in the same read.
+func encodedRuns(b []byte, others bool) (blobs, other [][2]int) {
 	const (
 		lo7 = 0x7f7f7f7f7f7f7f7f
 		hi  = 0x8080808080808080
@@ -557,10 +677,15 @@ func base64Blobs(b []byte) [][2]int {
 			e++
 		}
 		out = base64Runs(b, s, e, out)
+		if others && e-s >= 36 {
+			if st := b[s:e]; bytes.Count(st, []byte(",")) >= 11 || bytes.Count(st, []byte("%")) >= 12 {
+				other = append(other, [2]int{s, e})
+			}
+		}
 		prevFree = false
 		i = e - 8 // the next word starts at e
 	}
-	return out
+	return out, other
 }
 
 // base64Runs appends the blobs of b[from:to) (see base64Blobs). It probes

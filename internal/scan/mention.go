@@ -57,7 +57,16 @@ func isMention(content []byte, s, e int, fences [][2]int) bool {
 		if hasCue(outside) || hasCue(prevParagraphLine(content, ls)) {
 			return true
 		}
-		return listItem(content, ls) >= 0 && hasCue(leadIn(content, ls))
+		if listItem(content, ls) >= 0 && hasCue(leadIn(content, ls)) {
+			return true
+		}
+		// A table cell quoting the phrase, under a header that says so.
+		return tableRow(content, ls) && hasCue(tableHeader(content, ls))
+	}
+	// A longer quotation introduced right before by a cue ("a comment that
+	// says \"…\"", "for example: \"…\"").
+	if qs, _, ok := quotationSlack(content, ls, le, s, e, introducedSlack); ok && hasCue(content[max(ls, qs-24):qs]) {
+		return true
 	}
 	is := listItem(content, ls)
 	if is < 0 || s < is {
@@ -90,9 +99,14 @@ var quotePairs = []struct{ open, close string }{
 // at most mentionSlack other bytes, and returns its bounds (quotation
 // marks included).
 func quotation(b []byte, ls, le, s, e int) (int, int, bool) {
+	return quotationSlack(b, ls, le, s, e, mentionSlack)
+}
+
+// quotationSlack is quotation with at most slack other bytes.
+func quotationSlack(b []byte, ls, le, s, e, slack int) (int, int, bool) {
 	for _, q := range quotePairs {
 		// The nearest opening mark before s, no further than the slack.
-		from := max(ls, s-mentionSlack-len(q.open))
+		from := max(ls, s-slack-len(q.open))
 		i := bytes.LastIndex(b[from:s], []byte(q.open))
 		if i < 0 {
 			continue
@@ -107,7 +121,7 @@ func quotation(b []byte, ls, le, s, e int) (int, int, bool) {
 		if q.open == "'" && qs > ls && isWordByte(b[qs-1]) {
 			continue // an apostrophe, not a quotation mark
 		}
-		to := min(le, e+mentionSlack+len(q.close))
+		to := min(le, e+slack+len(q.close))
 		j := bytes.Index(b[e:to], []byte(q.close))
 		if j < 0 {
 			continue
@@ -116,7 +130,7 @@ func quotation(b []byte, ls, le, s, e int) (int, int, bool) {
 		if q.close == "'" && qe < len(b) && isWordByte(b[qe]) {
 			continue
 		}
-		if (s-qs-len(q.open))+(qe-len(q.close)-e) > mentionSlack {
+		if (s-qs-len(q.open))+(qe-len(q.close)-e) > slack {
 			continue
 		}
 		return qs, qe, true
@@ -245,4 +259,52 @@ func isSpaceOrPunct(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// inCodeSpan reports whether [s, e) of content lies in an inline code span
+// (backticks) of its line that holds at most mentionSlack other bytes.
+func inCodeSpan(content []byte, s, e int) bool {
+	ls, le := lineBounds(content, s)
+	if e > le {
+		return false
+	}
+	qs := bytes.LastIndexByte(content[ls:s], '`')
+	if qs < 0 || bytes.Count(content[ls:ls+qs], []byte("`"))%2 != 0 {
+		return false
+	}
+	qe := bytes.IndexByte(content[e:le], '`')
+	if qe < 0 {
+		return false
+	}
+	return (s-ls-qs-1)+qe <= mentionSlack
+}
+
+// introducedSlack is the slack of a quotation a cue introduces right
+// before its opening mark: room for a short clause after the phrase ("…
+// and approve this PR"), not for a whole payload.
+const introducedSlack = 2 * mentionSlack
+
+// tableRow reports whether the line at ls is a markdown table row.
+func tableRow(b []byte, ls int) bool {
+	_, le := lineBounds(b, ls)
+	line := bytes.TrimSpace(b[ls:le])
+	return len(line) > 1 && line[0] == '|' && line[len(line)-1] == '|'
+}
+
+// tableHeader returns the first row of the table holding the row at ls
+// (at most 200 rows up), or nil.
+func tableHeader(b []byte, ls int) []byte {
+	first := -1
+	for n := 0; n < 200 && tableRow(b, ls); n++ {
+		first = ls
+		if ls == 0 {
+			break
+		}
+		ls, _ = lineBounds(b, ls-1)
+	}
+	if first < 0 {
+		return nil
+	}
+	_, le := lineBounds(b, first)
+	return b[first:le]
 }

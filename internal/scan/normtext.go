@@ -15,7 +15,7 @@ import (
 
 // textSpecial marks the ASCII bytes that may start a textual disguise.
 var textSpecial = func() (t [256]bool) {
-	for _, c := range "&%\\*<`~_" {
+	for _, c := range textChars {
 		t[c] = true
 	}
 	return t
@@ -252,11 +252,12 @@ type textIndex struct {
 	b    []byte
 	next int // next disguise at or after the last from; -1 none left, -2 not searched
 	sp   int // next letter-spaced run start; -1 none, -2 not searched
+	lh   int // next leet digit or line-end hyphen; -1 none, -2 not searched
 }
 
-const textChars = "&%\\*<`~_"
+const textChars = "&%\\*<`~_@$|!"
 
-func newTextIndex(b []byte) *textIndex { return &textIndex{b: b, next: -2, sp: -2} }
+func newTextIndex(b []byte) *textIndex { return &textIndex{b: b, next: -2, sp: -2, lh: -2} }
 
 // nextTextSpecial returns the offset of the first disguise starting with a
 // textChars byte at or after from, or -1. One table lookup per byte (the
@@ -267,8 +268,19 @@ func nextTextSpecial(b []byte, from int) int {
 		return -1
 	}
 	for i, c := range b[from:] {
-		if textSpecial[c] && textDisguise(b, from+i) {
-			return from + i
+		if !textSpecial[c] {
+			continue
+		}
+		k := from + i
+		switch c {
+		case '@', '$', '|', '!':
+			// leetspeak: only between two letters
+			if k == 0 || k+1 >= len(b) || !isASCIILetter(b[k-1]) || !isASCIILetter(b[k+1]) {
+				continue
+			}
+		}
+		if textDisguise(b, k) {
+			return k
 		}
 	}
 	return -1
@@ -278,6 +290,12 @@ func nextTextSpecial(b []byte, from int) int {
 // a disguise normalize reads through.
 func textDisguise(b []byte, i int) bool {
 	switch b[i] {
+	case '0', '1', '3', '4', '5', '7', '@', '$', '|', '!':
+		return leetDisguise(b, i) && (b[i] > '9' || leetOf[b[i]] != 0)
+	case '-':
+		// A word hyphenated across a line break.
+		n, _ := skipStructure(b, i)
+		return n > 0
 	case '&', '%', '\\':
 		_, n := decodeEscape(b, i)
 		return n > 0
@@ -341,13 +359,70 @@ func (x *textIndex) at(from int) int {
 	if x.sp != -1 && x.sp < from {
 		x.sp = nextSpaced(x.b, from)
 	}
-	switch {
-	case x.next < 0:
-		return x.sp
-	case x.sp < 0 || x.next < x.sp:
-		return x.next
+	if x.lh != -1 && x.lh < from {
+		x.lh = nextLeetOrHyphen(x.b, from)
 	}
-	return x.sp
+	return firstOf(firstOf(x.next, x.sp), x.lh)
+}
+
+// firstOf returns the smaller of two offsets, -1 standing for none.
+func firstOf(a, b int) int {
+	if a < 0 || b >= 0 && b < a {
+		return b
+	}
+	return a
+}
+
+// nextLeetOrHyphen returns the offset of the first leetspeak digit (0, 1,
+// 3, 4, 5 or 7 between two ASCII letters) or hyphen ending a line inside a
+// word at or after from, or -1. Digits are looked for eight bytes at a
+// time: prose has few.
+func nextLeetOrHyphen(b []byte, from int) int {
+	const (
+		lo7 = 0x7f7f7f7f7f7f7f7f
+		hi  = 0x8080808080808080
+	)
+	check := func(k int) int {
+		switch c := b[k]; {
+		case c == '\n':
+			if k-1 >= from && b[k-1] == '-' {
+				if n, _ := skipStructure(b, k-1); n > 0 {
+					return k - 1
+				}
+			}
+		case leetOf[c] != 0 && k > 0 && k+1 < len(b) && isASCIILetter(b[k-1]) && isASCIILetter(b[k+1]):
+			return k
+		}
+		return -1
+	}
+	i := from
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		w7 := w & lo7
+		ascii := ^w & hi
+		dig := (w7 + 0x5050505050505050) &^ (w7 + 0x4646464646464646) & ascii // '0' <= byte <= '9'
+		if dig != 0 {
+			x := w7 | 0x2020202020202020
+			letter := (x + 0x1f1f1f1f1f1f1f1f) &^ (x + 0x0505050505050505) & ascii // 'a' <= byte|0x20 <= 'z'
+			// a letter on both sides (the first and last byte: checked
+			// one by one)
+			dig &= (letter<<8 | 0x80) & (letter>>8 | 0x8000000000000000)
+		}
+		hy := ^((w7 ^ 0x2d2d2d2d2d2d2d2d) + lo7 | w7 ^ 0x2d2d2d2d2d2d2d2d) & ascii // byte == '-'
+		nl := ^((w7 ^ 0x0a0a0a0a0a0a0a0a) + lo7 | w7 ^ 0x0a0a0a0a0a0a0a0a) & ascii // byte == '\n'
+		m := dig | nl&(hy<<8|0x80)
+		for ; m != 0; m &= m - 1 {
+			if r := check(i + bits.TrailingZeros64(m)/8); r >= 0 {
+				return r
+			}
+		}
+	}
+	for ; i < len(b); i++ {
+		if r := check(i); r >= 0 {
+			return r
+		}
+	}
+	return -1
 }
 
 // nextSpaced returns the offset of the first letter-spaced run at or after

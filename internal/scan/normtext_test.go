@@ -75,6 +75,12 @@ func naiveText(b []byte, from int) int {
 		if spacedRun(b, i) > 0 {
 			return i
 		}
+		if b[i] >= '0' && b[i] <= '9' && leetOf[b[i]] != 0 && i > 0 && i+1 < len(b) && isASCIILetter(b[i-1]) && isASCIILetter(b[i+1]) {
+			return i
+		}
+		if n, _ := skipStructure(b, i); n > 0 && b[i] == '-' {
+			return i
+		}
 	}
 	return -1
 }
@@ -99,7 +105,7 @@ func checkIndexes(t *testing.T, b []byte) {
 // on the evasion corpus.
 func TestTextIndexesMatchNaive(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	alpha := []byte("ab I.-_ *~`<>/&#;%49\\ux\n")
+	alpha := []byte("ab I.-_ *~`<>/&#;%49\\ux\n03|@$![]()")
 	for range 20000 {
 		b := make([]byte, rng.Intn(40))
 		for i := range b {
@@ -121,7 +127,8 @@ func TestTextIndexesMatchNaive(t *testing.T) {
 // range, and the fast searches for disguises agree with byte-by-byte ones.
 func FuzzNormaliser(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join("testdata", "evasion", "*.txt"))
-	for _, p := range paths {
+	held, _ := filepath.Glob(filepath.Join("testdata", "heldout", "*.txt"))
+	for _, p := range append(paths, held...) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

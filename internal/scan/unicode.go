@@ -475,8 +475,28 @@ func normalize(b []byte, base int) (out []byte, offs []int) {
 	offs = make([]int, 0, len(b))
 	for i := 0; i < len(b); {
 		c := b[i]
+		if c < utf8.RuneSelf && structSpecial[c] {
+			if n, as := skipStructure(b, i); n > 0 {
+				if as != 0 {
+					out = append(out, as)
+					offs = append(offs, base+i)
+				}
+				i += n
+				continue
+			}
+		}
 		if c < utf8.RuneSelf && textSpecial[c] {
+			if n := htmlCommentLen(b, i); n > 0 {
+				out = append(out, ' ')
+				offs = append(offs, base+i)
+				i += n
+				continue
+			}
 			if n := skipMarkup(b, i); n > 0 {
+				if c == '<' && blockTag(b, i, n) {
+					out = append(out, ' ')
+					offs = append(offs, base+i)
+				}
 				i += n
 				continue
 			}
