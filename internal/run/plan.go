@@ -379,7 +379,7 @@ func (p *Plan) planBackend(cfg *config.Config, o Options) {
 		p.Backend = cfg.Sandbox.Backend
 	}
 	if p.Backend == "" {
-		p.Backend = "local"
+		p.Backend = sandbox.DefaultBackend
 	}
 }
 
@@ -725,7 +725,7 @@ func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
 	if p.Spec.Image == "" {
 		// The configured image of the backend that runs this plan.
 		switch p.Backend {
-		case "kubernetes":
+		case sandbox.BackendKubernetes:
 			p.Spec.Image = cfg.Sandbox.Kubernetes.Image
 		default:
 			p.Spec.Image = cfg.Sandbox.Docker.Image
