@@ -26,12 +26,10 @@ const (
 // ErrTooManyRedirects: a web page fetch met more than MaxWebHops redirects.
 var ErrTooManyRedirects = errors.New("too many redirects")
 
-// WebAllow is one egress allowlist entry: Host is a netguard.MatchHost
-// pattern; Port 0 admits ports 80 and 443 (the sandbox allowlist's rule).
-type WebAllow struct {
-	Host string
-	Port int
-}
+// WebAllow is one egress allowlist entry (sandbox.ParseAllow's result),
+// matched by the sandbox allowlist's own rule, netguard.AllowEntry.Admits:
+// Port 0 admits ports 80 and 443.
+type WebAllow = netguard.AllowEntry
 
 // WebOptions is the policy of a WebClient: the rules of Client (address
 // vetting, vetted-only dialling, no proxy, header bound) with plain http
@@ -163,7 +161,7 @@ func (w *WebClient) hop(ctx context.Context, u *url.URL) (*http.Response, error)
 	if netguard.IsMetadata(host) {
 		return nil, fmt.Errorf("%w: %s is a cloud metadata endpoint", ErrInternalAddress, host)
 	}
-	if !w.allowed(host, port) {
+	if !netguard.Admits(w.allow, host, port) {
 		return nil, fmt.Errorf("%w: %s port %d is not in the run's egress allowlist (the harness policy's network_policies endpoints)", ErrDomain, host, port)
 	}
 	addrs, err := w.c.vet(ctx, host)
@@ -178,18 +176,6 @@ func (w *WebClient) hop(ctx context.Context, u *url.URL) (*http.Response, error)
 	req.Header.Set("User-Agent", "fullsend")
 	req.Header.Set("Accept", "text/html, text/plain;q=0.9, */*;q=0.5")
 	return tr.RoundTrip(req)
-}
-
-func (w *WebClient) allowed(host string, port int) bool {
-	for _, e := range w.allow {
-		if _, ok := netguard.MatchHost(host, []string{e.Host}); !ok {
-			continue
-		}
-		if e.Port == port || (e.Port == 0 && (port == 80 || port == 443)) {
-			return true
-		}
-	}
-	return false
 }
 
 // body reads a final answer within the size limit; non-200 is a StatusError.
