@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/netguard"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
@@ -188,12 +189,12 @@ func (w *WebClient) body(resp *http.Response) ([]byte, error) {
 	if resp.ContentLength > w.c.maxSize {
 		return nil, fmt.Errorf("%w: Content-Length %d exceeds the limit of %d bytes", ErrTooLarge, resp.ContentLength, w.c.maxSize)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, w.c.maxSize+1))
+	body, err := limit.ReadAll(resp.Body, w.c.maxSize)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("%w: body exceeds the limit of %d bytes", ErrTooLarge, w.c.maxSize)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading body: %w", err)
-	}
-	if int64(len(body)) > w.c.maxSize {
-		return nil, fmt.Errorf("%w: body exceeds the limit of %d bytes", ErrTooLarge, w.c.maxSize)
 	}
 	return body, nil
 }
