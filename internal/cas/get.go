@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
 
@@ -352,16 +353,13 @@ func readSmall(r *os.Root, name string, limit int64) ([]byte, error) {
 	return readLimited(f, name, limit)
 }
 
-// readLimited reads f to its end; more than limit bytes is corrupt.
-func readLimited(f io.Reader, name string, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+// readLimited reads f to its end; more than max bytes is corrupt.
+func readLimited(f io.Reader, name string, max int64) ([]byte, error) {
+	b, err := limit.ReadAll(f, max)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, corruptf("%s is larger than %d bytes", name, max)
 	}
-	if int64(len(b)) > limit {
-		return nil, corruptf("%s is larger than %d bytes", name, limit)
-	}
-	return b, nil
+	return b, err
 }
 
 // readHash streams the rest of f through h.

@@ -178,11 +178,14 @@ func helperCmd(t *testing.T, spec string) *exec.Cmd {
 // entry: a read returns either ErrNotFound or a verified entry with the
 // right bytes, never a partial or corrupt one. Afterwards the cache verifies
 // clean and Clean clears what the dead writers left in resources/tmp.
+//
+// It costs about a minute: `go test -short` (local iteration) skips it;
+// CI (.ci/run) runs the suite without -short, so it runs there in full.
 func TestCrashConsistency(t *testing.T) {
-	iterations := 200
 	if testing.Short() {
-		iterations = 40
+		t.Skip("slow (about a minute): runs without -short, as in CI")
 	}
+	const iterations = 200
 	const budget = 90 * time.Second
 	dir := filepath.Join(t.TempDir(), "cache")
 	s, err := Open(dir)

@@ -20,7 +20,7 @@ import (
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/runtime/native"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
 type chatFlags struct {
@@ -77,7 +77,7 @@ fullsend run --help).`,
 	f.add(cmd, true)
 	fl := cmd.Flags()
 	fl.StringVar(&cf.runtime, "runtime", native.Name, "agent runtime `NAME`: only native chats")
-	fl.StringVar(&cf.sandbox, "sandbox", "", "sandbox backend `NAME`: local, docker or kubernetes (default: config sandbox.backend, local)")
+	fl.StringVar(&cf.sandbox, "sandbox", "", "sandbox backend `NAME`: "+sandbox.BackendChoices("or")+" (default: config sandbox.backend, local)")
 	fl.StringVar(&cf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
 	fl.StringVar(&cf.sessionDB, "session-db", "", "keep sessions, turns and events in the SQLite database `FILE` (and transcripts in FILE.sessions/), so they survive the process")
 	fl.IntVar(&cf.maxMemoryEvents, "max-memory-events", chat.DefaultMaxMemoryEvents, "without --session-db: keep at most `N` events in memory (the oldest are dropped)")
@@ -98,8 +98,8 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	if fl.Changed("image") {
 		return nil, usageError{errors.New("--image: send images in a user_message request's images")}
 	}
-	if cf.sandbox != "" && cf.sandbox != "local" && cf.sandbox != "docker" && cf.sandbox != kubernetes.Name {
-		return nil, usageError{fmt.Errorf("--sandbox %q: want local, docker or kubernetes", cf.sandbox)}
+	if cf.sandbox != "" && !sandbox.IsBackend(cf.sandbox) {
+		return nil, usageError{fmt.Errorf("--sandbox %q: want %s", cf.sandbox, sandbox.BackendChoices("or"))}
 	}
 	if cf.maxMemoryEvents <= 0 {
 		return nil, usageError{fmt.Errorf("--max-memory-events %d: want a positive number", cf.maxMemoryEvents)}

@@ -17,7 +17,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime/builtin"
-	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/termsafe"
 )
 
@@ -109,7 +109,7 @@ run directory from its transcript (the sandbox itself is provisioned afresh).`,
 	f.add(cmd, true)
 	fl := cmd.Flags()
 	fl.StringVar(&rf.runtime, "runtime", "", "agent runtime `NAME` (script, claude, native); default: harness runtime:, config runtime:, claude")
-	fl.StringVar(&rf.sandbox, "sandbox", "", "sandbox backend `NAME`: local, docker or kubernetes (default: config sandbox.backend, local)")
+	fl.StringVar(&rf.sandbox, "sandbox", "", "sandbox backend `NAME`: "+sandbox.BackendChoices("or")+" (default: config sandbox.backend, local)")
 	fl.StringVar(&rf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
 	fl.StringVar(&rf.prompt, "prompt", "", "the task `TEXT` given to the agent (default: run the agent on the target repository)")
 	fl.StringVar(&rf.resume, "resume", "", "continue the native run `RUN_ID` (killed, failed or invalid; a unique prefix or latest) in its run directory; HARNESS is still required")
@@ -129,8 +129,8 @@ func runHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, rf run
 	if sel := rf.runtimes.Selected(cmd.Flags()); sel != "" && rf.runtime == "" {
 		rf.runtime = sel // --script implies --runtime script
 	}
-	if rf.sandbox != "" && rf.sandbox != "local" && rf.sandbox != "docker" && rf.sandbox != kubernetes.Name {
-		return nil, usageError{fmt.Errorf("--sandbox %q: want local, docker or kubernetes", rf.sandbox)}
+	if rf.sandbox != "" && !sandbox.IsBackend(rf.sandbox) {
+		return nil, usageError{fmt.Errorf("--sandbox %q: want %s", rf.sandbox, sandbox.BackendChoices("or"))}
 	}
 	if rf.runtime != "" {
 		if err := runpkg.CheckRuntimeName(rf.runtime); err != nil {

@@ -65,7 +65,7 @@ for review or GitOps; no cluster is contacted.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.backend, "backend", "", "sandbox `BACKEND`: local, docker or kubernetes (default: config sandbox.backend, else local)")
+	fl.StringVar(&f.backend, "backend", "", "sandbox `BACKEND`: "+sandbox.BackendChoices("or")+" (default: config sandbox.backend, else local)")
 	fl.StringArrayVar(&f.ro, "ro", nil, "read-only mount `SRC:DST` (repeatable)")
 	fl.StringArrayVar(&f.rw, "rw", nil, "read-write mount `SRC:DST` (repeatable)")
 	fl.StringVar(&f.net, "net", "none", "network: none, or comma-separated `HOST[:PORT]` allowlist")
@@ -179,7 +179,7 @@ func runSandboxExec(ctx context.Context, env *Env, f sandboxExecFlags, args []st
 		k8s = cfg.Sandbox.Kubernetes
 	}
 	if backend == "" {
-		backend = "local"
+		backend = sandbox.DefaultBackend
 	}
 	if f.dryRun {
 		if backend != kubernetes.Name {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/scan"
 )
 
@@ -66,7 +67,7 @@ func scanSkillUnits(ctx context.Context, p *scan.Pipeline, paths []string, found
 			if err != nil || !st.Mode().IsRegular() || st.Size() > maxUnitFileSize {
 				continue
 			}
-			b, err := os.ReadFile(f)
+			b, err := limit.ReadFile(os.Open, f, maxUnitFileSize) // it may have grown since Stat
 			if err != nil {
 				continue
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/netguard"
 	"github.com/fullsend-ai/fullsend/internal/ref"
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -131,7 +132,7 @@ type Forge struct {
 func Default() *Config {
 	return &Config{
 		Version: "1",
-		Sandbox: Sandbox{Backend: "local", Limits: DefaultLimits(), IdleTimeout: DefaultIdleTimeout},
+		Sandbox: Sandbox{Backend: sandbox.DefaultBackend, Limits: DefaultLimits(), IdleTimeout: DefaultIdleTimeout},
 		Security: Security{
 			FailMode: FailClosed,
 			RemoteResources: RemoteResources{
@@ -432,8 +433,8 @@ func (s *sandboxYAML) CheckKey(f *yamlx.Fields, key string) error {
 	var err error
 	switch key {
 	case "backend":
-		if s.Backend != "local" && s.Backend != "docker" && s.Backend != "kubernetes" {
-			return f.Errorf(key, yamlx.ErrValue, "%q is not a backend (local, docker, kubernetes)", s.Backend)
+		if !sandbox.IsBackend(s.Backend) {
+			return f.Errorf(key, yamlx.ErrValue, "%q is not a backend (%s)", s.Backend, strings.Join(sandbox.BackendNames(), ", "))
 		}
 		c.Backend = s.Backend
 	case "kubernetes":

@@ -7,46 +7,25 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
 // Limits are the resource limits of a run: sandbox.limits in config.yaml
 // (the org defaults, applied to every run and every backend) and a
 // harness's resources: block (which may only lower them). A zero field is
-// "not set".
-type Limits struct {
-	MemoryBytes    int64   `json:"memory_bytes"`    // memory: the whole session
-	Pids           int64   `json:"pids"`            // pids: tasks (processes and threads) of the agent
-	CPUs           float64 `json:"cpus"`            // cpus: CPU bandwidth in cores
-	TmpBytes       int64   `json:"tmp_bytes"`       // tmp_size: size= of the sandbox's /tmp tmpfs
-	WorkspaceBytes int64   `json:"workspace_bytes"` // workspace_size: bytes the sandbox may write under /sandbox
-	OutputBytes    int64   `json:"output_bytes"`    // output_size: bytes downloaded from /sandbox/output, and captured stdout/stderr
-	OutputFiles    int64   `json:"output_files"`    // output_files: files and directories downloaded from /sandbox/output
-	SnapshotBytes  int64   `json:"snapshot_bytes"`  // snapshot_size: file content one workspace snapshot may keep
-}
+// "not set". It is the sandbox contract's type, not a copy of it: the
+// fields, their defaults (sandbox.Default*) and the combining rules
+// (Lower, Min) are defined once, in package sandbox. Config files never set
+// WallTime (a harness's timeout: does).
+type Limits = sandbox.Limits
 
-// Default limits (sandbox.limits when config.yaml sets none).
-const (
-	DefaultMemoryBytes    = 4 << 30
-	DefaultPids           = 1024
-	DefaultCPUs           = 2.0
-	DefaultTmpBytes       = 1 << 30
-	DefaultWorkspaceBytes = 10 << 30
-	DefaultOutputBytes    = 64 << 20
-	DefaultOutputFiles    = 10000
-	DefaultSnapshotBytes  = 1 << 30
-	// MaxOutputFiles bounds output_files itself.
-	MaxOutputFiles = 1 << 22
-)
+// MaxOutputFiles bounds output_files itself.
+const MaxOutputFiles = 1 << 22
 
-// DefaultLimits returns the built-in sandbox.limits.
-func DefaultLimits() Limits {
-	return Limits{
-		MemoryBytes: DefaultMemoryBytes, Pids: DefaultPids, CPUs: DefaultCPUs,
-		TmpBytes: DefaultTmpBytes, WorkspaceBytes: DefaultWorkspaceBytes, OutputBytes: DefaultOutputBytes,
-		OutputFiles: DefaultOutputFiles, SnapshotBytes: DefaultSnapshotBytes,
-	}
-}
+// DefaultLimits returns the built-in sandbox.limits: every field (except
+// WallTime) at its sandbox default.
+func DefaultLimits() Limits { return sandbox.Limits{}.Resolved() }
 
 // LimitKeys are the keys of sandbox.limits and of a harness resources:
 // block, in documentation order.
@@ -90,7 +69,7 @@ func ParseLimit(file, field, key string, n *yaml.Node, l *Limits) error {
 		if v <= 0 || v > 1<<22 {
 			return yamlx.Errorf(file, n, field, yamlx.ErrValue, "must be a positive number of tasks")
 		}
-		l.Pids = v
+		l.Pids = int(v)
 	case "output_files":
 		v, err := yamlx.Int(file, field, n)
 		if err != nil {
@@ -99,7 +78,7 @@ func ParseLimit(file, field, key string, n *yaml.Node, l *Limits) error {
 		if v <= 0 || v > MaxOutputFiles {
 			return yamlx.Errorf(file, n, field, yamlx.ErrValue, "must be a positive number of files (at most %d)", MaxOutputFiles)
 		}
-		l.OutputFiles = v
+		l.OutputFiles = int(v)
 	case "cpus":
 		v, err := yamlx.Float(file, field, n)
 		if err != nil {
@@ -139,9 +118,9 @@ func ParseLimits(file, field string, n *yaml.Node, l *Limits, each func(key stri
 	return nil
 }
 
-// Value returns the limit of key as written in config files ("4GiB",
-// "1024", "2").
-func (l Limits) Value(key string) string {
+// LimitValue returns the limit of key in l as written in config files
+// ("4GiB", "1024", "2").
+func LimitValue(l Limits, key string) string {
 	switch key {
 	case "memory":
 		return FormatSize(l.MemoryBytes)
@@ -163,71 +142,26 @@ func (l Limits) Value(key string) string {
 	return ""
 }
 
-// Exceeds reports, for each key set in h, whether it is above l. It returns
-// the first key (in LimitKeys order) whose value h raises, or "".
-func (l Limits) Exceeds(h Limits) string {
+// Exceeds returns the first key (in LimitKeys order) whose value h sets
+// above org, or "".
+func Exceeds(org, h Limits) string {
 	switch {
-	case h.MemoryBytes > l.MemoryBytes:
+	case h.MemoryBytes > org.MemoryBytes:
 		return "memory"
-	case h.Pids > l.Pids:
+	case h.Pids > org.Pids:
 		return "pids"
-	case h.CPUs > l.CPUs:
+	case h.CPUs > org.CPUs:
 		return "cpus"
-	case h.TmpBytes > l.TmpBytes:
+	case h.TmpBytes > org.TmpBytes:
 		return "tmp_size"
-	case h.WorkspaceBytes > l.WorkspaceBytes:
+	case h.WorkspaceBytes > org.WorkspaceBytes:
 		return "workspace_size"
-	case h.OutputBytes > l.OutputBytes:
+	case h.OutputBytes > org.OutputBytes:
 		return "output_size"
-	case h.OutputFiles > l.OutputFiles:
+	case h.OutputFiles > org.OutputFiles:
 		return "output_files"
-	case h.SnapshotBytes > l.SnapshotBytes:
+	case h.SnapshotBytes > org.SnapshotBytes:
 		return "snapshot_size"
 	}
 	return ""
-}
-
-// Lower returns l with every limit set in h (non-zero) and lower than l's
-// replaced by h's.
-func (l Limits) Lower(h Limits) Limits {
-	lower := func(a, b int64) int64 {
-		if b > 0 && b < a {
-			return b
-		}
-		return a
-	}
-	l.MemoryBytes = lower(l.MemoryBytes, h.MemoryBytes)
-	l.Pids = lower(l.Pids, h.Pids)
-	if h.CPUs > 0 && h.CPUs < l.CPUs {
-		l.CPUs = h.CPUs
-	}
-	l.TmpBytes = lower(l.TmpBytes, h.TmpBytes)
-	l.WorkspaceBytes = lower(l.WorkspaceBytes, h.WorkspaceBytes)
-	l.OutputBytes = lower(l.OutputBytes, h.OutputBytes)
-	l.OutputFiles = lower(l.OutputFiles, h.OutputFiles)
-	l.SnapshotBytes = lower(l.SnapshotBytes, h.SnapshotBytes)
-	return l
-}
-
-// Min returns the limits of a and b combined, each the lower of the set
-// values (zero = not set). It composes resources: blocks of a base chain.
-func Min(a, b Limits) Limits {
-	pick := func(x, y int64) int64 {
-		switch {
-		case x == 0:
-			return y
-		case y == 0 || x < y:
-			return x
-		}
-		return y
-	}
-	out := Limits{
-		MemoryBytes: pick(a.MemoryBytes, b.MemoryBytes), Pids: pick(a.Pids, b.Pids),
-		TmpBytes: pick(a.TmpBytes, b.TmpBytes), WorkspaceBytes: pick(a.WorkspaceBytes, b.WorkspaceBytes),
-		OutputBytes: pick(a.OutputBytes, b.OutputBytes), OutputFiles: pick(a.OutputFiles, b.OutputFiles), SnapshotBytes: pick(a.SnapshotBytes, b.SnapshotBytes), CPUs: a.CPUs,
-	}
-	if out.CPUs == 0 || (b.CPUs > 0 && b.CPUs < out.CPUs) {
-		out.CPUs = b.CPUs
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
@@ -64,18 +65,18 @@ func TestSandboxLimits(t *testing.T) {
 func TestLimitsLowerAndMin(t *testing.T) {
 	org := DefaultLimits()
 	h := Limits{MemoryBytes: 1 << 30, CPUs: 4}
-	if k := org.Exceeds(h); k != "cpus" {
+	if k := Exceeds(org, h); k != "cpus" {
 		t.Fatalf("Exceeds = %q", k)
 	}
 	got := org.Lower(h)
-	if got.MemoryBytes != 1<<30 || got.CPUs != 2 || got.Pids != DefaultPids {
+	if got.MemoryBytes != 1<<30 || got.CPUs != 2 || got.Pids != sandbox.DefaultPids {
 		t.Fatalf("Lower = %+v", got)
 	}
-	m := Min(Limits{MemoryBytes: 2, CPUs: 1}, Limits{MemoryBytes: 1, Pids: 5, CPUs: 0.5})
+	m := Limits{MemoryBytes: 2, CPUs: 1}.Min(Limits{MemoryBytes: 1, Pids: 5, CPUs: 0.5})
 	if m != (Limits{MemoryBytes: 1, Pids: 5, CPUs: 0.5}) {
 		t.Fatalf("Min = %+v", m)
 	}
-	if m := Min(Limits{CPUs: 1}, Limits{}); m.CPUs != 1 {
+	if m := (Limits{CPUs: 1}).Min(Limits{}); m.CPUs != 1 {
 		t.Fatalf("Min keeps a set value over an unset one: %+v", m)
 	}
 }

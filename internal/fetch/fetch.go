@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/netguard"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
@@ -174,12 +175,12 @@ func (c *Client) Get(ctx context.Context, rawURL string, h http.Header) (*Respon
 	if resp.ContentLength > c.maxSize {
 		return fail(fmt.Errorf("%w: Content-Length %d exceeds the limit of %d bytes", ErrTooLarge, resp.ContentLength, c.maxSize))
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxSize+1))
+	body, err := limit.ReadAll(resp.Body, c.maxSize)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return fail(fmt.Errorf("%w: body exceeds the limit of %d bytes", ErrTooLarge, c.maxSize))
+	}
 	if err != nil {
 		return fail(timedOut(fmt.Errorf("reading body: %w", err)))
-	}
-	if int64(len(body)) > c.maxSize {
-		return fail(fmt.Errorf("%w: body exceeds the limit of %d bytes", ErrTooLarge, c.maxSize))
 	}
 	return &Response{Body: body, Header: resp.Header.Clone(), StatusCode: resp.StatusCode}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/netguard"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
@@ -26,12 +27,10 @@ const (
 // ErrTooManyRedirects: a web page fetch met more than MaxWebHops redirects.
 var ErrTooManyRedirects = errors.New("too many redirects")
 
-// WebAllow is one egress allowlist entry: Host is a netguard.MatchHost
-// pattern; Port 0 admits ports 80 and 443 (the sandbox allowlist's rule).
-type WebAllow struct {
-	Host string
-	Port int
-}
+// WebAllow is one egress allowlist entry (sandbox.ParseAllow's result),
+// matched by the sandbox allowlist's own rule, netguard.AllowEntry.Admits:
+// Port 0 admits ports 80 and 443.
+type WebAllow = netguard.AllowEntry
 
 // WebOptions is the policy of a WebClient: the rules of Client (address
 // vetting, vetted-only dialling, no proxy, header bound) with plain http
@@ -163,7 +162,7 @@ func (w *WebClient) hop(ctx context.Context, u *url.URL) (*http.Response, error)
 	if netguard.IsMetadata(host) {
 		return nil, fmt.Errorf("%w: %s is a cloud metadata endpoint", ErrInternalAddress, host)
 	}
-	if !w.allowed(host, port) {
+	if !netguard.Admits(w.allow, host, port) {
 		return nil, fmt.Errorf("%w: %s port %d is not in the run's egress allowlist (the harness policy's network_policies endpoints)", ErrDomain, host, port)
 	}
 	addrs, err := w.c.vet(ctx, host)
@@ -180,18 +179,6 @@ func (w *WebClient) hop(ctx context.Context, u *url.URL) (*http.Response, error)
 	return tr.RoundTrip(req)
 }
 
-func (w *WebClient) allowed(host string, port int) bool {
-	for _, e := range w.allow {
-		if _, ok := netguard.MatchHost(host, []string{e.Host}); !ok {
-			continue
-		}
-		if e.Port == port || (e.Port == 0 && (port == 80 || port == 443)) {
-			return true
-		}
-	}
-	return false
-}
-
 // body reads a final answer within the size limit; non-200 is a StatusError.
 func (w *WebClient) body(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
@@ -202,12 +189,12 @@ func (w *WebClient) body(resp *http.Response) ([]byte, error) {
 	if resp.ContentLength > w.c.maxSize {
 		return nil, fmt.Errorf("%w: Content-Length %d exceeds the limit of %d bytes", ErrTooLarge, resp.ContentLength, w.c.maxSize)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, w.c.maxSize+1))
+	body, err := limit.ReadAll(resp.Body, w.c.maxSize)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("%w: body exceeds the limit of %d bytes", ErrTooLarge, w.c.maxSize)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading body: %w", err)
-	}
-	if int64(len(body)) > w.c.maxSize {
-		return nil, fmt.Errorf("%w: body exceeds the limit of %d bytes", ErrTooLarge, w.c.maxSize)
 	}
 	return body, nil
 }

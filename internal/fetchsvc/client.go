@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/fullsend-ai/fullsend/internal/limit"
 )
 
 // Client limits.
@@ -138,12 +139,12 @@ func (c *Client) FetchSkill(ctx context.Context, skillURL string) (*Response, er
 		return nil, fmt.Errorf("runtime fetch service %s: %w", c.base.Host, scrubErr(err, c.token))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	data, err := limit.ReadAll(resp.Body, MaxResponseBytes)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("runtime fetch service %s: answer %w", c.base.Host, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("runtime fetch service %s: reading the answer: %w", c.base.Host, scrubErr(err, c.token))
-	}
-	if len(data) > MaxResponseBytes {
-		return nil, fmt.Errorf("runtime fetch service %s: answer larger than %d bytes", c.base.Host, MaxResponseBytes)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var eb ErrorBody

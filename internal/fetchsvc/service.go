@@ -26,6 +26,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/forge"
 	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 	"github.com/fullsend-ai/fullsend/internal/harness"
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
@@ -725,7 +726,10 @@ func readSkill(u, dir string) (*frontmatter.Frontmatter, *Error) {
 		return nil, newErr(http.StatusInternalServerError, CodeInternal, err, "%s: reading SKILL.md: %v", u, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSkillMDBytes+1))
+	data, err := limit.ReadAll(f, MaxSkillMDBytes)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, newErr(http.StatusUnprocessableEntity, CodeBadSkill, nil, "%s: SKILL.md is larger than %d bytes", u, MaxSkillMDBytes)
+	}
 	if err != nil {
 		return nil, newErr(http.StatusInternalServerError, CodeInternal, err, "%s: reading SKILL.md: %v", u, err)
 	}

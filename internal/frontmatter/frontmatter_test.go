@@ -16,6 +16,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	doc := "---\nname: triage\ndescription: >-\n  Inspect an issue.\nskills:\n  - issue-labels  # comment\ndependencies:\n  - ../common/x#sha256=abc\ntools: Bash(gh,curl,jq), Skill\n---\n\nBody here.\n"
 	fm, err := Parse("a.md", []byte(doc))
 	if err != nil {
@@ -36,6 +37,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestNoFrontmatter(t *testing.T) {
+	t.Parallel()
 	fm, err := Parse("a.md", []byte("# Title\n---\n"))
 	if err != nil || fm.Present || string(fm.Body) != "# Title\n---\n" {
 		t.Fatalf("%+v %v", fm, err)
@@ -43,6 +45,7 @@ func TestNoFrontmatter(t *testing.T) {
 }
 
 func TestSkillsAsString(t *testing.T) {
+	t.Parallel()
 	fm, err := Parse("a.md", []byte("---\nskills: a, b ,c\n---\n"))
 	if err != nil || !slices.Equal(fm.Skills, []string{"a", "b", "c"}) {
 		t.Fatalf("%+v %v", fm, err)
@@ -50,6 +53,7 @@ func TestSkillsAsString(t *testing.T) {
 }
 
 func TestLenientColons(t *testing.T) {
+	t.Parallel()
 	doc := "---\nname: x\ndescription: Use when: the build breaks. Don't panic\n---\nbody\n"
 	fm, err := Parse("SKILL.md", []byte(doc))
 	if err != nil {
@@ -64,6 +68,7 @@ func TestLenientColons(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	cases := []yamlxtest.ErrorCase{
 		{Name: "unclosed", In: "---\nname: x\n", Want: "a.md:1", Err: yamlx.ErrSyntax},
 		{Name: "bad yaml", In: "---\nname: [x\n---\n", Want: "a.md:", Err: yamlx.ErrSyntax},
@@ -107,6 +112,7 @@ func libraryFiles(t testing.TB, dir string) []string {
 // other Markdown file there parses; the lenient reading (and its notice)
 // happens for exactly the files known to need it.
 func TestLibraries(t *testing.T) {
+	t.Parallel()
 	corpustest.Each(t, func(t *testing.T, lib corpustest.Library) {
 		var sawSkill, sawAgent bool
 		for _, rel := range libraryFiles(t, lib.Dir) {

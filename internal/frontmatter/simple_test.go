@@ -43,6 +43,7 @@ var simpleCases = []string{
 // parser reads the same way; and the fast path is really taken for the
 // plain SKILL.md shape (so this test fails if it is removed).
 func TestSimpleBlockMatchesYAML(t *testing.T) {
+	t.Parallel()
 	for _, c := range simpleCases {
 		checkSimple(t, []byte(c))
 	}

@@ -408,7 +408,7 @@ func (w *commonYAML) CheckKey(f *yamlx.Fields, key string) error {
 		// that, after merging, a raise is reported where it was written.
 		return config.ParseLimits(f.File, field, w.Resources, &h.Resources, func(k string, n *yaml.Node) {
 			h.mark(field+"."+k, n)
-			h.origin(field+"."+k+"\x00"+h.Resources.Value(k), n)
+			h.origin(field+"."+k+"\x00"+config.LimitValue(h.Resources, k), n)
 		})
 	case "host_files":
 		if !yamlx.IsNull(v) {

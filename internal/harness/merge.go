@@ -6,8 +6,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"github.com/fullsend-ai/fullsend/internal/config"
 )
 
 // Merge composes a child harness over its base (or a forge overlay over its
@@ -83,7 +81,7 @@ func Merge(base, child *Harness) *Harness {
 	m.HostFiles = mergeHostFiles(base.HostFiles, child.HostFiles)
 	m.Env.Runner = mergeMap(base.Env.Runner, child.Env.Runner)
 	m.Env.Sandbox = mergeMap(base.Env.Sandbox, child.Env.Sandbox)
-	m.Resources = config.Min(base.Resources, child.Resources)
+	m.Resources = base.Resources.Min(child.Resources)
 
 	m.ValidationLoop = mergeValidationLoop(base.ValidationLoop, child.ValidationLoop, child.set)
 

@@ -63,7 +63,7 @@ func (h *Harness) checkEnvNames(cfg *config.Config, prefix string) error {
 
 func (h *Harness) checkResources(cfg *config.Config, prefix string) error {
 	org := cfg.Sandbox.Limits
-	key := org.Exceeds(h.Resources)
+	key := config.Exceeds(org, h.Resources)
 	if key == "" {
 		return nil
 	}
@@ -72,7 +72,7 @@ func (h *Harness) checkResources(cfg *config.Config, prefix string) error {
 		where = cfg.Path
 	}
 	field := prefix + "resources." + key
-	pos := h.Pos(field, h.Resources.Value(key))
+	pos := h.Pos(field, config.LimitValue(h.Resources, key))
 	return &yamlx.Error{File: pos.File, Line: pos.Line, Field: field, Err: fmt.Errorf("%w: %s raises the org limit sandbox.limits.%s = %s (%s); a harness may only lower it",
-		yamlx.ErrValue, h.Resources.Value(key), key, org.Value(key), where)}
+		yamlx.ErrValue, config.LimitValue(h.Resources, key), key, config.LimitValue(org, key), where)}
 }

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/fullsend-ai/fullsend/internal/limit"
 )
 
 // Hook events of the Claude Code hook protocol this package implements.
@@ -282,12 +284,12 @@ func HandleEach(ctx context.Context, names []string, r io.Reader, w io.Writer, e
 
 // ReadInput decodes a hook payload (at most MaxInput bytes).
 func ReadInput(r io.Reader) (*Input, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
+	data, err := limit.ReadAll(r, MaxInput)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("payload %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading payload: %w", err)
-	}
-	if len(data) > MaxInput {
-		return nil, fmt.Errorf("payload larger than %d bytes", MaxInput)
 	}
 	var in Input
 	dec := json.NewDecoder(bytes.NewReader(data))

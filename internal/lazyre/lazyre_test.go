@@ -3,6 +3,7 @@ package lazyre
 import "testing"
 
 func TestCompiledOnFirstUse(t *testing.T) {
+	t.Parallel()
 	l := New(`^a+b$`)
 	if l.Compiled() {
 		t.Fatal("compiled before use")

@@ -15,6 +15,7 @@ import (
 // TestReadAll: at the bound the content comes back whole; one byte over is
 // a *TooLargeError naming the bound, never a truncated result.
 func TestReadAll(t *testing.T) {
+	t.Parallel()
 	got, err := limit.ReadAll(strings.NewReader("abcd"), 4)
 	if err != nil || string(got) != "abcd" {
 		t.Fatalf("at the limit: %q, %v", got, err)
@@ -33,6 +34,7 @@ func TestReadAll(t *testing.T) {
 // TestReadFile: the three openers the tree uses (os.Open, *os.Root.Open,
 // fs.FS.Open) read the same way; errors name the file.
 func TestReadFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)

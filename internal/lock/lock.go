@@ -67,8 +67,8 @@ type Dep struct {
 
 // FileHash is one file of a directory dependency.
 type FileHash struct {
-	Path   string
-	SHA256 string
+	Path   string `yaml:"path"`
+	SHA256 string `yaml:"sha256"`
 }
 
 // ScalarGroups are the harness fields holding a single reference; every
@@ -173,212 +173,191 @@ func Read(path string) (*File, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize+1)) // yamlx.Parse refuses more
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return Parse(path, data)
 }
 
-// Parse decodes a lock file strictly.
+// Parse decodes a lock file strictly: every key known, every value of its
+// type and checked, errors as "file:line: field: reason".
 func Parse(name string, data []byte) (*File, error) {
 	root, err := yamlx.Parse(name, data)
 	if err != nil {
 		return nil, err
 	}
-	lf := &File{Harnesses: map[string]*Harness{}}
-	pairs, err := yamlx.Pairs(name, "", root)
-	if err != nil {
+	var doc fileYAML
+	if err := yamlx.Decode(name, "", root, &doc, nil); err != nil {
 		return nil, err
 	}
-	sawVersion := false
-	for _, kv := range pairs {
-		k, v := kv[0].Value, kv[1]
-		switch k {
-		case "version":
-			n, err := yamlx.Int(name, k, v)
-			if err != nil {
-				return nil, err
-			}
-			if n != Version {
-				return nil, yamlx.Errorf(name, v, k, yamlx.ErrValue, "lock file version %d is not supported (want %d)", n, Version)
-			}
-			lf.Version, sawVersion = int(n), true
-		case "generated_at":
-			if lf.GeneratedAt, err = yamlx.String(name, k, v); err != nil {
-				return nil, err
-			}
-		case "harnesses":
-			hp, err := yamlx.Pairs(name, k, v)
-			if err != nil {
-				return nil, err
-			}
-			for _, hkv := range hp {
-				h, err := parseHarness(name, "harnesses."+hkv[0].Value, hkv[1])
-				if err != nil {
-					return nil, err
-				}
-				lf.Harnesses[hkv[0].Value] = h
-			}
-		case "vendor":
-			if lf.Vendor, err = parseVendor(name, k, v); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, yamlx.Errorf(name, kv[0], k, yamlx.ErrUnknownField, "")
-		}
-	}
-	if !sawVersion {
-		return nil, yamlx.Errorf(name, root, "version", yamlx.ErrValue, "missing")
-	}
-	return lf, nil
+	return &File{Version: *doc.Version, GeneratedAt: doc.GeneratedAt, Harnesses: doc.harnesses, Vendor: doc.Vendor}, nil
 }
 
-func parseHarness(file, field string, n *yaml.Node) (*Harness, error) {
-	pairs, err := yamlx.Pairs(file, field, n)
-	if err != nil {
-		return nil, err
+// The YAML shapes of a lock file, decoded with yamlx.Decode; CheckKey
+// checks each key once decoded. Harnesses and dependency groups have keys
+// of the file's choosing, so they are raw nodes decoded entry by entry.
+type (
+	fileYAML struct {
+		Version     *int       `yaml:"version"`
+		GeneratedAt string     `yaml:"generated_at"`
+		Harnesses   *yaml.Node `yaml:"harnesses"`
+		Vendor      []Vendored `yaml:"vendor"`
+
+		harnesses map[string]*Harness
 	}
-	h := &Harness{}
-	for _, kv := range pairs {
-		k, v := kv[0].Value, kv[1]
-		f := yamlx.Join(field, k)
-		switch k {
-		case "source":
-			h.Source, err = yamlx.String(file, f, v)
-		case "sha256":
-			h.SHA256, err = digest(file, f, v)
-		case "dependencies":
-			var gp [][2]*yaml.Node
-			if gp, err = yamlx.Pairs(file, f, v); err != nil {
-				return nil, err
-			}
-			for _, g := range gp {
-				gf := yamlx.Join(f, g[0].Value)
-				grp := Group{Field: g[0].Value, List: !IsScalarGroup(g[0].Value)}
-				if grp.List {
-					if g[1].Kind != yaml.SequenceNode {
-						return nil, yamlx.Errorf(file, g[1], gf, yamlx.ErrType, "expected a list")
-					}
-					for i, c := range g[1].Content {
-						d, err := parseDep(file, fmt.Sprintf("%s[%d]", gf, i), c, false)
-						if err != nil {
-							return nil, err
-						}
-						grp.Deps = append(grp.Deps, d)
-					}
-				} else {
-					d, err := parseDep(file, gf, g[1], false)
-					if err != nil {
-						return nil, err
-					}
-					grp.Deps = []Dep{d}
-				}
-				h.Dependencies = append(h.Dependencies, grp)
-			}
-		default:
-			return nil, yamlx.Errorf(file, kv[0], f, yamlx.ErrUnknownField, "")
+	harnessYAML struct {
+		Source       string     `yaml:"source"`
+		SHA256       string     `yaml:"sha256"`
+		Dependencies *yaml.Node `yaml:"dependencies"`
+
+		groups []Group
+	}
+	depYAML struct {
+		URL            string           `yaml:"url"`
+		Path           string           `yaml:"path"`
+		SHA256         string           `yaml:"sha256"`
+		Type           string           `yaml:"type"`
+		Commit         string           `yaml:"commit"`
+		ResolvedAt     string           `yaml:"resolved_at"`
+		Files          []FileHash       `yaml:"files"`
+		TransitiveDeps []transitiveYAML `yaml:"transitive_deps"`
+	}
+	// transitiveYAML is an entry of transitive_deps: a dependency that
+	// names the field of its container.
+	transitiveYAML struct {
+		Field   string `yaml:"field"`
+		depYAML `yaml:",inline"`
+	}
+)
+
+func (d *fileYAML) CheckKey(f *yamlx.Fields, key string) error {
+	switch key {
+	case "version":
+		if *d.Version != Version {
+			return f.Errorf(key, yamlx.ErrValue, "lock file version %d is not supported (want %d)", *d.Version, Version)
 		}
+	case "harnesses":
+		d.harnesses = map[string]*Harness{}
+		pairs, err := yamlx.Pairs(f.File, f.Field(key), d.Harnesses)
 		if err != nil {
-			return nil, err
+			return err
+		}
+		for _, kv := range pairs {
+			var h harnessYAML
+			if err := yamlx.Decode(f.File, yamlx.Join(f.Field(key), kv[0].Value), kv[1], &h, nil); err != nil {
+				return err
+			}
+			d.harnesses[kv[0].Value] = &Harness{Source: h.Source, SHA256: h.SHA256, Dependencies: h.groups}
+		}
+	case "vendor":
+		return checkVendor(f, key, d.Vendor)
+	case "":
+		if d.Version == nil {
+			return yamlx.Errorf(f.File, f.Node, "version", yamlx.ErrValue, "missing")
+		}
+		if d.harnesses == nil {
+			d.harnesses = map[string]*Harness{}
 		}
 	}
-	if h.Source == "" || h.SHA256 == "" {
-		return nil, yamlx.Errorf(file, n, field, yamlx.ErrValue, "source and sha256 are required")
-	}
-	return h, nil
+	return nil
 }
 
-func digest(file, field string, n *yaml.Node) (string, error) {
-	s, err := yamlx.String(file, field, n)
-	if err != nil {
-		return "", err
-	}
-	d, err := ref.ParseDigest(s)
-	if err != nil {
-		return "", yamlx.Errorf(file, n, field, yamlx.ErrValue, "sha256 %q is not 64 hex digits", s)
-	}
-	return string(d), nil
-}
-
-func parseDep(file, field string, n *yaml.Node, transitive bool) (Dep, error) {
-	pairs, err := yamlx.Pairs(file, field, n)
-	if err != nil {
-		return Dep{}, err
-	}
-	var d Dep
-	for _, kv := range pairs {
-		k, v := kv[0].Value, kv[1]
-		f := yamlx.Join(field, k)
-		switch {
-		case k == "field" && transitive:
-			d.Field, err = yamlx.String(file, f, v)
-		case k == "url":
-			d.URL, err = yamlx.String(file, f, v)
-		case k == "path":
-			d.Path, err = yamlx.String(file, f, v)
-		case k == "sha256":
-			d.SHA256, err = digest(file, f, v)
-		case k == "type":
-			d.Type, err = yamlx.String(file, f, v)
-			if err == nil && d.Type != "file" && d.Type != "directory" {
-				err = yamlx.Errorf(file, v, f, yamlx.ErrValue, "type %q: want file or directory", d.Type)
-			}
-		case k == "commit":
-			d.Commit, err = yamlx.String(file, f, v)
-			if err == nil && !isCommitID(d.Commit) {
-				err = yamlx.Errorf(file, v, f, yamlx.ErrValue, "commit %q: want a full lower-case commit id (40 or 64 hex digits)", d.Commit)
-			}
-		case k == "resolved_at":
-			d.ResolvedAt, err = yamlx.String(file, f, v)
-		case k == "files":
-			if v.Kind != yaml.SequenceNode {
-				return d, yamlx.Errorf(file, v, f, yamlx.ErrType, "expected a list")
-			}
-			for i, c := range v.Content {
-				ff := fmt.Sprintf("%s[%d]", f, i)
-				fp, err := yamlx.Pairs(file, ff, c)
-				if err != nil {
-					return d, err
-				}
-				var fh FileHash
-				for _, p := range fp {
-					switch p[0].Value {
-					case "path":
-						fh.Path, err = yamlx.String(file, ff+".path", p[1])
-					case "sha256":
-						fh.SHA256, err = digest(file, ff+".sha256", p[1])
-					default:
-						err = yamlx.Errorf(file, p[0], ff+"."+p[0].Value, yamlx.ErrUnknownField, "")
-					}
-					if err != nil {
-						return d, err
-					}
-				}
-				d.Files = append(d.Files, fh)
-			}
-		case k == "transitive_deps":
-			if v.Kind != yaml.SequenceNode {
-				return d, yamlx.Errorf(file, v, f, yamlx.ErrType, "expected a list")
-			}
-			for i, c := range v.Content {
-				td, err := parseDep(file, fmt.Sprintf("%s[%d]", f, i), c, true)
-				if err != nil {
-					return d, err
-				}
-				d.TransitiveDeps = append(d.TransitiveDeps, td)
-			}
-		default:
-			return d, yamlx.Errorf(file, kv[0], f, yamlx.ErrUnknownField, "")
-		}
+func (h *harnessYAML) CheckKey(f *yamlx.Fields, key string) error {
+	switch key {
+	case "sha256":
+		return digest(f, key, &h.SHA256)
+	case "dependencies":
+		field := f.Field(key)
+		pairs, err := yamlx.Pairs(f.File, field, h.Dependencies)
 		if err != nil {
-			return d, err
+			return err
+		}
+		for _, g := range pairs {
+			gf := yamlx.Join(field, g[0].Value)
+			grp := Group{Field: g[0].Value, List: !IsScalarGroup(g[0].Value)}
+			var deps []depYAML
+			if grp.List {
+				if g[1].Kind != yaml.SequenceNode {
+					return yamlx.Errorf(f.File, g[1], gf, yamlx.ErrType, "expected a list")
+				}
+				deps = make([]depYAML, len(g[1].Content))
+				for i, c := range g[1].Content {
+					if err := yamlx.Decode(f.File, fmt.Sprintf("%s[%d]", gf, i), c, &deps[i], nil); err != nil {
+						return err
+					}
+				}
+			} else {
+				deps = make([]depYAML, 1)
+				if err := yamlx.Decode(f.File, gf, g[1], &deps[0], nil); err != nil {
+					return err
+				}
+			}
+			for _, d := range deps {
+				grp.Deps = append(grp.Deps, d.dep())
+			}
+			h.groups = append(h.groups, grp)
+		}
+	case "":
+		if h.Source == "" || h.SHA256 == "" {
+			return f.Errorf("", yamlx.ErrValue, "source and sha256 are required")
 		}
 	}
-	if (d.URL == "") == (d.Path == "") || d.SHA256 == "" {
-		return d, yamlx.Errorf(file, n, field, yamlx.ErrValue, "needs exactly one of url and path, and a sha256")
+	return nil
+}
+
+func (d *depYAML) CheckKey(f *yamlx.Fields, key string) error {
+	var err error
+	switch key {
+	case "sha256":
+		err = digest(f, key, &d.SHA256)
+	case "type":
+		if d.Type != "file" && d.Type != "directory" {
+			err = f.Errorf(key, yamlx.ErrValue, "type %q: want file or directory", d.Type)
+		}
+	case "commit":
+		if !isCommitID(d.Commit) {
+			err = f.Errorf(key, yamlx.ErrValue, "commit %q: want a full lower-case commit id (40 or 64 hex digits)", d.Commit)
+		}
+	case "files", "transitive_deps":
+		if yamlx.IsNull(f.Value(key)) {
+			err = f.Errorf(key, yamlx.ErrType, "expected a list")
+		}
+	case "":
+		if (d.URL == "") == (d.Path == "") || d.SHA256 == "" {
+			err = f.Errorf("", yamlx.ErrValue, "needs exactly one of url and path, and a sha256")
+		}
 	}
-	return d, nil
+	return err
+}
+
+func (d depYAML) dep() Dep {
+	out := Dep{URL: d.URL, Path: d.Path, SHA256: d.SHA256, Type: d.Type, Commit: d.Commit, ResolvedAt: d.ResolvedAt, Files: d.Files}
+	for _, t := range d.TransitiveDeps {
+		td := t.dep()
+		td.Field = t.Field
+		out.TransitiveDeps = append(out.TransitiveDeps, td)
+	}
+	return out
+}
+
+// CheckKey checks a files: entry of a directory dependency.
+func (h *FileHash) CheckKey(f *yamlx.Fields, key string) error {
+	if key == "sha256" {
+		return digest(f, key, &h.SHA256)
+	}
+	return nil
+}
+
+// digest checks that the value of key, already decoded into *s, is a
+// sha256 hex digest and stores it in canonical (lower-case) form.
+func digest(f *yamlx.Fields, key string, s *string) error {
+	d, err := ref.ParseDigest(*s)
+	if err != nil {
+		return f.Errorf(key, yamlx.ErrValue, "sha256 %q is not 64 hex digits", *s)
+	}
+	*s = string(d)
+	return nil
 }
 
 // Marshal renders f deterministically (see the package doc).

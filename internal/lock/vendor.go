@@ -21,10 +21,10 @@ import (
 //	    ref: main                                    # the branch or tag it follows ("" = a commit)
 //	    sha256: "…"
 type Vendored struct {
-	Path   string
-	URL    string
-	Ref    string
-	SHA256 string
+	Path   string `yaml:"path"`
+	URL    string `yaml:"url"`
+	Ref    string `yaml:"ref"`
+	SHA256 string `yaml:"sha256"`
 }
 
 // FindVendored returns the vendored entry of path (relative to the
@@ -52,51 +52,37 @@ func (f *File) PutVendored(v Vendored) {
 	sort.Slice(f.Vendor, func(i, j int) bool { return f.Vendor[i].Path < f.Vendor[j].Path })
 }
 
-func parseVendor(file, field string, n *yaml.Node) ([]Vendored, error) {
-	if n.Kind != yaml.SequenceNode {
-		return nil, yamlx.Errorf(file, n, field, yamlx.ErrType, "expected a list")
-	}
-	var out []Vendored
-	seen := map[string]bool{}
-	for i, c := range n.Content {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		pairs, err := yamlx.Pairs(file, f, c)
-		if err != nil {
-			return nil, err
-		}
-		var v Vendored
-		for _, kv := range pairs {
-			k, val := kv[0].Value, kv[1]
-			kf := yamlx.Join(f, k)
-			switch k {
-			case "path":
-				v.Path, err = yamlx.String(file, kf, val)
-			case "url":
-				v.URL, err = yamlx.String(file, kf, val)
-			case "ref":
-				v.Ref, err = yamlx.String(file, kf, val)
-			case "sha256":
-				v.SHA256, err = digest(file, kf, val)
-			default:
-				return nil, yamlx.Errorf(file, kv[0], kf, yamlx.ErrUnknownField, "")
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
+// CheckKey checks one vendor: entry once decoded.
+func (v *Vendored) CheckKey(f *yamlx.Fields, key string) error {
+	switch key {
+	case "sha256":
+		return digest(f, key, &v.SHA256)
+	case "":
 		if v.Path == "" || v.URL == "" || v.SHA256 == "" {
-			return nil, yamlx.Errorf(file, c, f, yamlx.ErrValue, "path, url and sha256 are required")
+			return f.Errorf("", yamlx.ErrValue, "path, url and sha256 are required")
 		}
 		if clean, err := ref.CleanLocal(v.Path); err != nil || clean != v.Path {
-			return nil, yamlx.Errorf(file, c, f, yamlx.ErrValue, "path %q must be a clean relative path inside the fullsend dir", v.Path)
+			return f.Errorf("", yamlx.ErrValue, "path %q must be a clean relative path inside the fullsend dir", v.Path)
 		}
+	}
+	return nil
+}
+
+// checkVendor checks the decoded vendor: list as a whole (key of f): a
+// list, each path once.
+func checkVendor(f *yamlx.Fields, key string, vs []Vendored) error {
+	n := f.Value(key)
+	if n.Kind != yaml.SequenceNode {
+		return f.Errorf(key, yamlx.ErrType, "expected a list")
+	}
+	seen := map[string]bool{}
+	for i, v := range vs {
 		if seen[v.Path] {
-			return nil, yamlx.Errorf(file, c, f, yamlx.ErrValue, "path %q is listed twice", v.Path)
+			return yamlx.Errorf(f.File, n.Content[i], fmt.Sprintf("%s[%d]", f.Field(key), i), yamlx.ErrValue, "path %q is listed twice", v.Path)
 		}
 		seen[v.Path] = true
-		out = append(out, v)
 	}
-	return out, nil
+	return nil
 }
 
 func vendorNode(vs []Vendored) *yaml.Node {

@@ -11,6 +11,7 @@ import (
 // addresses are refused even when allowed lists their range; invalid and
 // zoned addresses are refused whatever allowed says.
 func TestCheckAddr(t *testing.T) {
+	t.Parallel()
 	private := []netip.Prefix{
 		netip.MustParsePrefix("127.0.0.0/8"),
 		netip.MustParsePrefix("10.0.0.0/8"),

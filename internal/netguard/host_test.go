@@ -9,6 +9,7 @@ import (
 // Inputs from internal/hooks (testdata payloads) and internal/scan
 // (rules_test.go, TestParseHostIP), plus the obfuscated forms clients accept.
 func TestHostAddr(t *testing.T) {
+	t.Parallel()
 	yes := map[string]string{
 		// dotted, IPv6, v4-mapped, brackets, zones
 		"127.0.0.1":                "127.0.0.1",
@@ -71,6 +72,7 @@ func checkAddrs(t *testing.T, name string, f func(string) (netip.Addr, bool), ye
 }
 
 func TestHostName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"GitHub.COM.":                "github.com",
 		"%31%32%37.0.0.1":            "127.0.0.1",
@@ -86,6 +88,7 @@ func TestHostName(t *testing.T) {
 }
 
 func TestSplitAuthority(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, host, port string }{
 		{"127.0.0.1", "127.0.0.1", ""},
 		{"0x7f000001:8080", "0x7f000001", "8080"},
@@ -120,6 +123,7 @@ func TestSplitAuthority(t *testing.T) {
 }
 
 func TestEmbeddedDNSAddr(t *testing.T) {
+	t.Parallel()
 	yes := map[string]string{
 		"127.0.0.1.nip.io":         "127.0.0.1",
 		"app.10.0.0.5.nip.io":      "10.0.0.5",
@@ -140,6 +144,7 @@ func TestEmbeddedDNSAddr(t *testing.T) {
 }
 
 func TestInternalName(t *testing.T) {
+	t.Parallel()
 	yes := map[string]string{
 		"localhost":                "loopback name",
 		"LOCALHOST.":               "loopback name",
@@ -178,6 +183,7 @@ func TestInternalName(t *testing.T) {
 }
 
 func TestIsHostName(t *testing.T) {
+	t.Parallel()
 	for _, h := range []string{"redis", "api.github.com", "my_host", "A-1", "x."} {
 		if !IsHostName(h) {
 			t.Errorf("IsHostName(%q) = false", h)

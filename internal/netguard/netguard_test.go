@@ -78,6 +78,7 @@ var internalTests = []struct {
 }
 
 func TestIsInternal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range internalTests {
 		t.Run(tc.addr, func(t *testing.T) {
 			a := netip.MustParseAddr(tc.addr)
@@ -93,6 +94,7 @@ func TestIsInternal(t *testing.T) {
 }
 
 func TestIsMetadata(t *testing.T) {
+	t.Parallel()
 	yes := []string{"169.254.169.254", "169.254.169.254:80", "[fd00:ec2::254]", "fd00:ec2::254",
 		"metadata.google.internal", "METADATA.google.internal.", "100.100.100.200", "::ffff:169.254.169.254",
 		"[::ffff:a9fe:a9fe]:80", "169.254.170.2", "192.0.0.192", "metadata.goog", "64:ff9b::169.254.169.254",
@@ -111,6 +113,7 @@ func TestIsMetadata(t *testing.T) {
 }
 
 func TestCheckHostPattern(t *testing.T) {
+	t.Parallel()
 	good := []string{"github.com", "GitHub.com", "*.github.io", "raw.githubusercontent.com", "10.1.2.3", "2001:db8::1", "ghe.corp.local.", "my_host.example"}
 	for _, p := range good {
 		if err := CheckHostPattern(p); err != nil {
@@ -127,6 +130,7 @@ func TestCheckHostPattern(t *testing.T) {
 }
 
 func TestMatchHost(t *testing.T) {
+	t.Parallel()
 	pats := []string{"github.com", "*.github.io", "2001:db8::1", "bad pattern"}
 	cases := []struct {
 		host string
@@ -167,6 +171,7 @@ func TestMatchHost(t *testing.T) {
 }
 
 func TestInPrefixes(t *testing.T) {
+	t.Parallel()
 	nets := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.20.0.0/16")}
 	cases := map[string]bool{
 		"127.0.0.1":        true,
@@ -190,6 +195,7 @@ func TestInPrefixes(t *testing.T) {
 // github.io and nothing else: not github.io itself, not a name that merely
 // ends in the same letters, not a name that only contains it.
 func TestWildcardIsSubdomainsOnly(t *testing.T) {
+	t.Parallel()
 	pats := []string{"*.github.io"}
 	for host, want := range map[string]bool{
 		"a.github.io":       true,

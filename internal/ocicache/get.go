@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/forge"
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/ref"
 )
 
@@ -122,12 +122,12 @@ func (c *Cache) manifest(ctx context.Context, tag string) (*manifest, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, MaxManifestSize+1))
+	b, err := limit.ReadAll(rc, MaxManifestSize)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, refused("manifest %s is larger than %d bytes", tag, MaxManifestSize)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(b) > MaxManifestSize {
-		return nil, refused("manifest %s is larger than %d bytes", tag, MaxManifestSize)
 	}
 	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -246,19 +246,19 @@ func (c *Cache) blob(ctx context.Context, d ref.Digest, size int64) ([]byte, err
 		return nil, err
 	}
 	defer rc.Close()
-	limit := c.maxSize
+	max := c.maxSize
 	if size >= 0 {
-		limit = size
+		max = size
 	}
-	if desc.Size > limit {
-		return nil, refused("blob sha256:%s is %d bytes, more than %d", d, desc.Size, limit)
+	if desc.Size > max {
+		return nil, refused("blob sha256:%s is %d bytes, more than %d", d, desc.Size, max)
 	}
-	b, err := io.ReadAll(io.LimitReader(rc, limit+1))
+	b, err := limit.ReadAll(rc, max)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, refused("blob sha256:%s is more than %d bytes", d, max)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, refused("blob sha256:%s is more than %d bytes", d, limit)
 	}
 	if err := verify(b, d, size); err != nil {
 		return nil, refused("blob sha256:%s: %v", d, err)

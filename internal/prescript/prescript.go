@@ -25,10 +25,10 @@ package prescript
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/openflag"
 )
 
@@ -78,12 +78,9 @@ func Read(path string) (Result, error) {
 		return Result{}, fmt.Errorf("%s %s: %w", Env, path, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	data, err := limit.ReadAll(f, MaxSize)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s %s: %w", Env, path, err)
-	}
-	if len(data) > MaxSize {
-		return Result{}, fmt.Errorf("%s %s: larger than %d bytes", Env, path, MaxSize)
 	}
 	r, err := Parse(string(data))
 	if err != nil {

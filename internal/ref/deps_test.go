@@ -11,6 +11,7 @@ import (
 // TestStdlibOnly keeps the reference rules free of third-party code: ref and
 // netguard import only the standard library.
 func TestStdlibOnly(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{".", filepath.Join("..", "netguard")} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {

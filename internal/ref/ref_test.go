@@ -38,6 +38,7 @@ var classifyTests = []struct {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	for _, tc := range classifyTests {
 		t.Run(tc.name, func(t *testing.T) {
 			k, err := Classify(tc.in)
@@ -163,6 +164,7 @@ var canonTests = []struct {
 }
 
 func TestCanonicalize(t *testing.T) {
+	t.Parallel()
 	for _, tc := range canonTests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Canonicalize(tc.in)
@@ -181,6 +183,7 @@ func TestCanonicalize(t *testing.T) {
 }
 
 func TestErrorRedactsUserinfo(t *testing.T) {
+	t.Parallel()
 	_, err := Canonicalize("https://alice:s3cret@github.com/x")
 	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "alice") {
 		t.Fatalf("error leaks userinfo: %v", err)
@@ -195,6 +198,7 @@ func TestErrorRedactsUserinfo(t *testing.T) {
 }
 
 func TestParseDigest(t *testing.T) {
+	t.Parallel()
 	d, err := ParseDigest(hexUpper)
 	if err != nil || string(d) != hexLower {
 		t.Fatalf("ParseDigest(upper) = %q, %v", d, err)
@@ -241,6 +245,7 @@ var parseTests = []struct {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range parseTests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse(tc.in)
@@ -286,6 +291,7 @@ var resolveTests = []struct {
 }
 
 func TestResolveRef(t *testing.T) {
+	t.Parallel()
 	for _, tc := range resolveTests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ResolveRef(tc.base, tc.rel)
@@ -305,6 +311,7 @@ func TestResolveRef(t *testing.T) {
 }
 
 func TestSeedTraversalRejectedByPrefix(t *testing.T) {
+	t.Parallel()
 	r, err := ResolveRef("https://github.com/fullsend-ai/library/skills/rust/SKILL.md", "../../../../attacker-org/evil-repo/policy.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -331,6 +338,7 @@ var prefixCheckTests = []struct {
 }
 
 func TestCheckPrefix(t *testing.T) {
+	t.Parallel()
 	for _, tc := range prefixCheckTests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkErr(t, CheckPrefix(tc.in), tc.err)
@@ -373,6 +381,7 @@ var matchTests = []struct {
 }
 
 func TestMatchPrefix(t *testing.T) {
+	t.Parallel()
 	for _, tc := range matchTests {
 		t.Run(tc.name, func(t *testing.T) {
 			i, ok := MatchPrefix(tc.url, tc.prefixes)
@@ -387,6 +396,7 @@ func TestMatchPrefix(t *testing.T) {
 // beforehand (as a service does at construction), MatchCanonical gives
 // MatchPrefix's answer on every matchTests case.
 func TestMatchCanonical(t *testing.T) {
+	t.Parallel()
 	for _, tc := range matchTests {
 		t.Run(tc.name, func(t *testing.T) {
 			var canon []string
@@ -414,6 +424,7 @@ func TestMatchCanonical(t *testing.T) {
 }
 
 func TestCheckSubset(t *testing.T) {
+	t.Parallel()
 	org := []string{"https://github.com/fullsend-ai/", "https://raw.githubusercontent.com/fullsend-ai/agents/"}
 	ok := [][]string{
 		nil,
@@ -447,6 +458,7 @@ func TestCheckSubset(t *testing.T) {
 }
 
 func TestCleanLocal(t *testing.T) {
+	t.Parallel()
 	good := map[string]string{"a/b": "a/b", "./a//b/": "a/b", "a/../b": "b", ".": "."}
 	for in, want := range good {
 		got, err := CleanLocal(in)
@@ -465,6 +477,7 @@ func TestCleanLocal(t *testing.T) {
 }
 
 func TestDirURL(t *testing.T) {
+	t.Parallel()
 	got, err := DirURL("https://github.com/o/r/tree/abc/skills/rust")
 	if err != nil || got != "https://github.com/o/r/tree/abc/skills/rust/" {
 		t.Fatalf("DirURL = %q, %v", got, err)
@@ -476,6 +489,7 @@ func TestDirURL(t *testing.T) {
 }
 
 func TestRefString(t *testing.T) {
+	t.Parallel()
 	r, err := Parse("https://GitHub.com/a#sha256=" + hexUpper)
 	if err != nil {
 		t.Fatal(err)
@@ -490,6 +504,7 @@ func TestRefString(t *testing.T) {
 }
 
 func TestHostname(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"https://github.com/o/r":            "github.com",
 		"https://github.com:8443/o":         "github.com",

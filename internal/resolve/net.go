@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path"
@@ -19,6 +18,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/fetch"
 	"github.com/fullsend-ai/fullsend/internal/forge"
 	"github.com/fullsend-ai/fullsend/internal/harness"
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/openflag"
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -514,16 +514,16 @@ func (r *resolver) readEntry(e cas.Entry) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("cache entry %s: content is not a regular file", e.Digest)
 	}
-	limit := r.cfg.Security.RemoteResources.MaxSizeBytes
-	if limit <= 0 {
-		limit = config.DefaultMaxSizeBytes
+	max := r.cfg.Security.RemoteResources.MaxSizeBytes
+	if max <= 0 {
+		max = config.DefaultMaxSizeBytes
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	b, err := limit.ReadAll(f, max)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("cache entry %s: content exceeds %d bytes", e.Digest, max)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cache entry %s: %w", e.Digest, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("cache entry %s: content exceeds %d bytes", e.Digest, limit)
 	}
 	return b, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/forge"
 	"github.com/fullsend-ai/fullsend/internal/frontmatter"
 	"github.com/fullsend-ai/fullsend/internal/harness"
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/lock"
 	"github.com/fullsend-ai/fullsend/internal/progress"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -966,12 +967,9 @@ func readSmall(p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > yamlx.MaxFileSize {
+	b, err := limit.ReadAll(f, yamlx.MaxFileSize)
+	if tl := (*limit.TooLargeError)(nil); errors.As(err, &tl) {
 		return nil, fmt.Errorf("%s: over %d bytes", p, yamlx.MaxFileSize)
 	}
-	return b, nil
+	return b, err
 }

@@ -416,7 +416,7 @@ func (p *Plan) planBackend(cfg *config.Config, o Options) string {
 		p.Backend = cfg.Sandbox.Backend
 	}
 	if p.Backend == "" {
-		p.Backend = "local"
+		p.Backend = sandbox.DefaultBackend
 	}
 	return p.Backend
 }
@@ -757,21 +757,14 @@ func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
 		p.downgrade("network: per-binary restrictions of policies and profiles are not enforced; every process may reach the allowed endpoints")
 	}
 	p.Spec.Network.Allow = sortedUnique(allow)
-	p.Spec.Limits.WallTime = p.WallTime
 	p.Limits = cfg.Sandbox.Limits.Lower(h.Resources)
-	p.Spec.Limits.MemoryBytes = p.Limits.MemoryBytes
-	p.Spec.Limits.Pids = int(p.Limits.Pids)
-	p.Spec.Limits.CPUs = p.Limits.CPUs
-	p.Spec.Limits.TmpBytes = p.Limits.TmpBytes
-	p.Spec.Limits.WorkspaceBytes = p.Limits.WorkspaceBytes
-	p.Spec.Limits.OutputBytes = p.Limits.OutputBytes
-	p.Spec.Limits.OutputFiles = int(p.Limits.OutputFiles)
-	p.Spec.Limits.SnapshotBytes = p.Limits.SnapshotBytes
+	p.Spec.Limits = p.Limits
+	p.Spec.Limits.WallTime = p.WallTime
 	p.Spec.Image = h.Image
 	if p.Spec.Image == "" {
 		// The configured image of the backend that runs this plan.
 		switch p.Backend {
-		case "kubernetes":
+		case sandbox.BackendKubernetes:
 			p.Spec.Image = cfg.Sandbox.Kubernetes.Image
 		default:
 			p.Spec.Image = cfg.Sandbox.Docker.Image

@@ -2,7 +2,6 @@ package run
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"sort"
@@ -11,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
@@ -49,12 +49,9 @@ func readYAML(file string, out any) error {
 		return err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, yamlx.MaxFileSize+1))
+	data, err := limit.ReadAll(f, yamlx.MaxFileSize)
 	if err != nil {
 		return err
-	}
-	if len(data) > yamlx.MaxFileSize {
-		return fmt.Errorf("larger than %d bytes", yamlx.MaxFileSize)
 	}
 	if err := yaml.Load(data, out); err != nil {
 		return err

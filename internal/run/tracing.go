@@ -148,12 +148,12 @@ func (x *execution) traceProvision(ctx context.Context, backend string, spec *sa
 		span.SetAttributes(
 			attribute.String("fullsend.sandbox.backend", backend),
 			attribute.Int64("fullsend.sandbox.limits.memory_bytes", l.MemoryBytes),
-			attribute.Int64("fullsend.sandbox.limits.pids", l.Pids),
+			attribute.Int64("fullsend.sandbox.limits.pids", int64(l.Pids)),
 			attribute.Float64("fullsend.sandbox.limits.cpus", l.CPUs),
 			attribute.Int64("fullsend.sandbox.limits.tmp_bytes", l.TmpBytes),
 			attribute.Int64("fullsend.sandbox.limits.workspace_bytes", l.WorkspaceBytes),
 			attribute.Int64("fullsend.sandbox.limits.output_bytes", l.OutputBytes),
-			attribute.Int64("fullsend.sandbox.limits.output_files", l.OutputFiles),
+			attribute.Int64("fullsend.sandbox.limits.output_files", int64(l.OutputFiles)),
 			attribute.Float64("fullsend.sandbox.limits.wall_time_s", x.plan.WallTime.Seconds()),
 			attribute.StringSlice("fullsend.sandbox.network.allow", spec.Network.Allow),
 		)

@@ -94,6 +94,55 @@ func (l Limits) Resolved() Limits {
 	return l
 }
 
+// Lower returns l with every limit set in h (non-zero) and lower than l's
+// replaced by h's: the org's limits (l) lowered by a harness's resources:
+// (h). WallTime is l's: it is not a resources: key.
+func (l Limits) Lower(h Limits) Limits {
+	lower(&l.MemoryBytes, h.MemoryBytes)
+	lower(&l.Pids, h.Pids)
+	lower(&l.CPUs, h.CPUs)
+	lower(&l.TmpBytes, h.TmpBytes)
+	lower(&l.WorkspaceBytes, h.WorkspaceBytes)
+	lower(&l.OutputBytes, h.OutputBytes)
+	lower(&l.OutputFiles, h.OutputFiles)
+	lower(&l.SnapshotBytes, h.SnapshotBytes)
+	return l
+}
+
+// Min returns l and h combined field by field, each the lower of the set
+// (non-zero) values, WallTime included: it composes the resources: blocks
+// of a base chain, where zero means "not set".
+func (l Limits) Min(h Limits) Limits {
+	minSet(&l.WallTime, h.WallTime)
+	minSet(&l.MemoryBytes, h.MemoryBytes)
+	minSet(&l.Pids, h.Pids)
+	minSet(&l.CPUs, h.CPUs)
+	minSet(&l.TmpBytes, h.TmpBytes)
+	minSet(&l.WorkspaceBytes, h.WorkspaceBytes)
+	minSet(&l.OutputBytes, h.OutputBytes)
+	minSet(&l.OutputFiles, h.OutputFiles)
+	minSet(&l.SnapshotBytes, h.SnapshotBytes)
+	return l
+}
+
+type limitValue interface {
+	~int | ~int64 | ~float64
+}
+
+// lower replaces *v by h when h is set (positive) and below *v.
+func lower[T limitValue](v *T, h T) {
+	if h > 0 && h < *v {
+		*v = h
+	}
+}
+
+// minSet replaces *v by h when h is set and *v is not, or h is lower.
+func minSet[T limitValue](v *T, h T) {
+	if h > 0 && (*v == 0 || h < *v) {
+		*v = h
+	}
+}
+
 // orDefault replaces a zero *v by def.
 func orDefault[T comparable](v *T, def T) {
 	var zero T

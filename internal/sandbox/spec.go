@@ -120,11 +120,9 @@ func CheckEnvName(k string) error {
 	return nil
 }
 
-// AllowEntry is one parsed Network.Allow entry.
-type AllowEntry struct {
-	Host string // lower-case pattern, "*.x" for subdomains
-	Port int    // 0 = 80 and 443
-}
+// AllowEntry is one parsed Network.Allow entry; its Admits is the one
+// allow-entry rule.
+type AllowEntry = netguard.AllowEntry
 
 // ParseAllow parses a "host[:port]" allowlist entry. IPv6 literals use
 // brackets ("[::1]:8080").

@@ -13,6 +13,7 @@ type name string
 // SafeWriter keeps newlines and tabs, cleans the rest like Sanitize, and
 // holds a rune split between writes until it is whole.
 func TestSafeWriter(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	w := SafeWriter(&b)
 	in := []byte("a\tb\n\x1b[31mé\u202e\u009bz\xff\n")
@@ -29,6 +30,7 @@ func TestSafeWriter(t *testing.T) {
 // Fprintf sanitizes string-kind, error and []string arguments, not the
 // format: a value cannot start a line.
 func TestFprintf(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	Fprintf(&b, "%s|%s|%v|%v|%d\n", "a\nb", name("c\x1bd"), errors.New("e\rf"), []string{"g\u202eh"}, 7)
 	if got, want := b.String(), "a b|c d|e f|[gh]|7\n"; got != want {

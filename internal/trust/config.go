@@ -129,7 +129,7 @@ func applyKey(eff, org, rc *config.Config, file string, k presentKey) error {
 		if err := config.ParseLimits(file, k.path, k.val, &l, nil); err != nil {
 			return err
 		}
-		if key := org.Sandbox.Limits.Exceeds(l); key != "" {
+		if key := config.Exceeds(org.Sandbox.Limits, l); key != "" {
 			n := k.node
 			if kv, err := yamlx.Pairs(file, k.path, k.val); err == nil {
 				for _, e := range kv {
@@ -138,7 +138,7 @@ func applyKey(eff, org, rc *config.Config, file string, k presentKey) error {
 					}
 				}
 			}
-			return yamlx.Errorf(file, n, k.path+"."+key, ErrRepoWidens, "%s raises the org's %s", l.Value(key), org.Sandbox.Limits.Value(key))
+			return yamlx.Errorf(file, n, k.path+"."+key, ErrRepoWidens, "%s raises the org's %s", config.LimitValue(l, key), config.LimitValue(org.Sandbox.Limits, key))
 		}
 		eff.Sandbox.Limits = l
 	case "security.fail_mode":

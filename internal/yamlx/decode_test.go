@@ -77,6 +77,7 @@ func decode(t *testing.T, src string, dst any, ctx any) error {
 }
 
 func TestDecodeTypes(t *testing.T) {
+	t.Parallel()
 	src := "s: hi\nb: true\ni64: 1_000\nf: 0.5\nd: 2m\nl: [a, b]\nm: {k: v}\nraw: [1]\nin: {name: n}\np: ~\npb: ~\nitems:\n  - {name: x, count: 2}\n  - ~\n"
 	o := outer{In: inner{Count: 7}, Skip: "kept"}
 	if err := decode(t, src, &o, nil); err != nil {
@@ -99,6 +100,7 @@ func TestDecodeTypes(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"s: hi\nzz: 1\n", "f.yaml:2: zz: unknown field"},
 		{"in:\n  name: n\n  nmae: m\n", "f.yaml:3: in.nmae: unknown field: did you mean name?"},
@@ -128,6 +130,7 @@ func TestDecodeErrors(t *testing.T) {
 // hook runs for an empty mapping too, and the first error stops decoding
 // (a later error is not reported).
 func TestDecodeHooks(t *testing.T) {
+	t.Parallel()
 	var log []string
 	src := "zz: 1\nkids:\n  - {x: 1}\n  - ~\na: 1\nbad: no\nkids2: 1\n"
 	err := decode(t, src, &traced{}, &log)
@@ -145,6 +148,7 @@ func TestDecodeHooks(t *testing.T) {
 }
 
 func TestDecodeSchemaPanics(t *testing.T) {
+	t.Parallel()
 	type twice struct {
 		A string `yaml:"a"`
 		B string `yaml:"a"`
@@ -166,6 +170,7 @@ func TestDecodeSchemaPanics(t *testing.T) {
 }
 
 func TestFieldsErrorfAtMapping(t *testing.T) {
+	t.Parallel()
 	f := &Fields{File: "f.yaml", Path: "a.b", Node: &yaml.Node{Line: 3}}
 	if err := f.Errorf("", ErrValue, "needs %s", "x"); err.Error() != "f.yaml:3: a.b: invalid value: needs x" {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package yamlx
 import "testing"
 
 func TestSuggest(t *testing.T) {
+	t.Parallel()
 	keys := []string{"agent", "skills", "policy", "allowed_remote_resources", "env", "runtime"}
 	for _, c := range []struct{ word, want string }{
 		{"agnet", "agent"},   // swap

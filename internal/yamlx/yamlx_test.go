@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	cases := []yamlxtest.ErrorCase{
 		{Name: "syntax", In: "a: [1\nb: 2\n", Want: "f.yaml:", Err: ErrSyntax},
 		{Name: "duplicate", In: "a: 1\nb: 2\na: 3\n", Want: "f.yaml:3: a: duplicate key: first set on line 1", Err: ErrDuplicate},
@@ -31,6 +32,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestScalars(t *testing.T) {
+	t.Parallel()
 	root, err := Parse("f.yaml", []byte("s: hi\nn: 5\nb: true\nd: 30s\nl: [a, 1]\nm: {k: v}\nbad: [x]\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +75,7 @@ func TestScalars(t *testing.T) {
 }
 
 func TestReadFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small.yaml")
 	if err := os.WriteFile(small, []byte("a: 1\n"), 0o600); err != nil {

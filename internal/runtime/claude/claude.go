@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/hooks"
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
@@ -565,12 +565,9 @@ func readSchema(p string) (string, error) {
 		return "", fmt.Errorf("result schema: %w", err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxSchemaSize+1))
+	b, err := limit.ReadAll(f, MaxSchemaSize)
 	if err != nil {
 		return "", fmt.Errorf("result schema %s: %w", p, err)
-	}
-	if len(b) > MaxSchemaSize {
-		return "", fmt.Errorf("result schema %s: larger than %d bytes", p, MaxSchemaSize)
 	}
 	return strings.TrimSpace(string(b)), nil
 }

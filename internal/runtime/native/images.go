@@ -4,13 +4,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/model"
 )
 
@@ -83,12 +83,9 @@ func readImageFile(p string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("image %s: not a regular file", p)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxImageBytes+1))
+	data, err := limit.ReadAll(f, MaxImageBytes)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", p, err)
-	}
-	if len(data) > MaxImageBytes {
-		return nil, fmt.Errorf("image %s: larger than %d bytes", p, MaxImageBytes)
 	}
 	return data, nil
 }

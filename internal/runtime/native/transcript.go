@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/fullsend-ai/fullsend/internal/limit"
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 )
@@ -336,13 +336,10 @@ func loadImages(d *rundir.Dir, m *model.Message) error {
 		if err != nil {
 			return fmt.Errorf("image %s: %w", b.File, err)
 		}
-		data, err := io.ReadAll(io.LimitReader(f, MaxImageBytes+1))
+		data, err := limit.ReadAll(f, MaxImageBytes)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("image %s: %w", b.File, err)
-		}
-		if len(data) > MaxImageBytes {
-			return fmt.Errorf("image %s: larger than %d bytes", b.File, MaxImageBytes)
 		}
 		if got := sha256Hex(data); got != b.SHA256 {
 			return fmt.Errorf("image %s: sha256 %s, transcript says %s", b.File, got, b.SHA256)

@@ -73,7 +73,7 @@ func (r *Runtime) SetWeb(c WebConfig) error {
 		if err != nil {
 			return fmt.Errorf("web_fetch: %w", err)
 		}
-		allow = append(allow, fetch.WebAllow{Host: a.Host, Port: a.Port})
+		allow = append(allow, a)
 	}
 	r.web = &webState{scan: c.Scan, private: c.AllowedPrivateNetworks, client: fetch.NewWeb(fetch.WebOptions{Allow: allow,
 		AllowedPrivateNetworks: c.AllowedPrivateNetworks, Timeout: c.Timeout, MaxSize: c.MaxSize,

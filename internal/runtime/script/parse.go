@@ -3,13 +3,14 @@ package script
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/fullsend-ai/fullsend/internal/limit"
 )
 
 // MaxScriptSize bounds a script file.
@@ -144,12 +145,9 @@ func Load(path string) (*Script, error) {
 		return nil, fmt.Errorf("script %s: %w", path, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxScriptSize+1))
+	data, err := limit.ReadAll(f, MaxScriptSize)
 	if err != nil {
 		return nil, fmt.Errorf("script %s: %w", path, err)
-	}
-	if len(data) > MaxScriptSize {
-		return nil, fmt.Errorf("script %s: larger than %d bytes", path, MaxScriptSize)
 	}
 	return Parse(path, data)
 }

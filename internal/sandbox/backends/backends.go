@@ -15,11 +15,11 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox/kubernetes"
 )
 
-// The names of the backends (local.Name and docker.Name on Linux).
+// The names of the backends (sandbox.BackendNames, the one list).
 const (
-	Local      = "local"
-	Docker     = "docker"
-	Kubernetes = kubernetes.Name
+	Local      = sandbox.BackendLocal
+	Docker     = sandbox.BackendDocker
+	Kubernetes = sandbox.BackendKubernetes
 )
 
 // list is sorted by name.

@@ -238,17 +238,7 @@ func (p *Proxy) check(ctx context.Context, host string, port int, allow []sandbo
 	if netguard.IsMetadata(host) {
 		return deny("cloud metadata endpoint")
 	}
-	allowed := false
-	for _, e := range allow {
-		if _, ok := netguard.MatchHost(host, []string{e.Host}); !ok {
-			continue
-		}
-		if e.Port == port || (e.Port == 0 && (port == 80 || port == 443)) {
-			allowed = true
-			break
-		}
-	}
-	if !allowed {
+	if !netguard.Admits(allow, host, port) {
 		if ip, err := netip.ParseAddr(host); err == nil && ip.Unmap().IsLoopback() {
 			return deny("not in the sandbox allowlist; %s", hintHostService(host, port))
 		}
