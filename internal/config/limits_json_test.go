@@ -15,8 +15,8 @@ func TestLimitsJSON(t *testing.T) {
 		l    Limits
 		want string
 	}{
-		{DefaultLimits(), `{"memory_bytes":4294967296,"pids":1024,"cpus":2,"tmp_bytes":1073741824,"workspace_bytes":10737418240,"output_bytes":67108864,"output_files":10000}`},
-		{DefaultLimits().Lower(Limits{MemoryBytes: 256 << 20, Pids: 64, CPUs: 0.5, OutputFiles: 100}), `{"memory_bytes":268435456,"pids":64,"cpus":0.5,"tmp_bytes":1073741824,"workspace_bytes":10737418240,"output_bytes":67108864,"output_files":100}`},
+		{DefaultLimits(), `{"memory_bytes":4294967296,"pids":1024,"cpus":2,"tmp_bytes":1073741824,"workspace_bytes":10737418240,"output_bytes":67108864,"output_files":10000,"snapshot_bytes":1073741824}`},
+		{DefaultLimits().Lower(Limits{MemoryBytes: 256 << 20, Pids: 64, CPUs: 0.5, OutputFiles: 100}), `{"memory_bytes":268435456,"pids":64,"cpus":0.5,"tmp_bytes":1073741824,"workspace_bytes":10737418240,"output_bytes":67108864,"output_files":100,"snapshot_bytes":1073741824}`},
 	} {
 		b, err := json.Marshal(c.l)
 		if err != nil || string(b) != c.want {
