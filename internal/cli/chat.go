@@ -5,21 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fullsend-ai/fullsend/internal/cas"
 	"github.com/fullsend-ai/fullsend/internal/chat"
-	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/resolve"
 	runpkg "github.com/fullsend-ai/fullsend/internal/run"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -27,7 +23,7 @@ type chatFlags struct {
 	runtime, sandbox, targetRepo, sessionDB string
 	maxMemoryEvents                         int
 	idleTimeout                             time.Duration
-	native                                  runtime.Flags // the native runtime's flags
+	rtFlags                                 runtime.Flags // the chat runtime's flags
 }
 
 func newChatCmd(env *Env) *cobra.Command {
@@ -76,14 +72,14 @@ fullsend run --help).`,
 	}
 	f.add(cmd, true)
 	fl := cmd.Flags()
-	fl.StringVar(&cf.runtime, "runtime", native.Name, "agent runtime `NAME`: only native chats")
+	fl.StringVar(&cf.runtime, "runtime", chat.RuntimeName, "agent runtime `NAME`: only native chats")
 	fl.StringVar(&cf.sandbox, "sandbox", "", "sandbox backend `NAME`: "+sandbox.BackendChoices("or")+" (default: config sandbox.backend, local)")
 	fl.StringVar(&cf.targetRepo, "target-repo", "", "the repository `DIR` the agent works on (default: git repository of the current directory; none = empty directory)")
 	fl.StringVar(&cf.sessionDB, "session-db", "", "keep sessions, turns and events in the SQLite database `FILE` (and transcripts in FILE.sessions/), so they survive the process")
 	fl.IntVar(&cf.maxMemoryEvents, "max-memory-events", chat.DefaultMaxMemoryEvents, "without --session-db: keep at most `N` events in memory (the oldest are dropped)")
 	fl.DurationVar(&cf.idleTimeout, "idle-timeout", 0, "suspend the sandbox (snapshot its files, tear it down) after `DURATION` without a turn; the next user_message restores it (default: config sandbox.idle_timeout, 15m)")
-	cf.native = native.New(native.Options{}).NewFlags()
-	cf.native.Add(fl)
+	cf.rtFlags = chat.NewFlags()
+	cf.rtFlags.Add(fl)
 	_ = fl.MarkHidden("image")
 	return cmd
 }
@@ -92,7 +88,7 @@ fullsend run --help).`,
 // harness with chat serving the provisioned sandbox.
 func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf chatFlags) (*runpkg.Report, error) {
 	fl := cmd.Flags()
-	if cf.runtime != native.Name {
+	if cf.runtime != chat.RuntimeName {
 		return nil, usageError{fmt.Errorf("--runtime %q: chat runs only the native runtime", cf.runtime)}
 	}
 	if fl.Changed("image") {
@@ -110,14 +106,11 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	if cf.sessionDB != "" && fl.Changed("max-memory-events") {
 		return nil, usageError{errors.New("--max-memory-events: only without --session-db (the database keeps every event)")}
 	}
-	settings, _, err := cf.native.Parse(fl)
+	settings, _, err := cf.rtFlags.Parse(fl)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	nc, _ := settings.(*native.Config)
-	if nc == nil {
-		nc = &native.Config{}
-	}
+	nc := chat.Settings(settings)
 	store, sessionsDir, err := openChatStore(cf)
 	if err != nil {
 		return nil, err
@@ -127,9 +120,9 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	if err != nil {
 		return nil, err
 	}
-	redact := chatRedactor(env, nc)
+	redact := chat.Redactor(env.Getenv, nc)
 	var srv *chat.Server
-	rt := native.New(native.Options{OnDelta: func(d native.Delta) { srv.Delta(d) }})
+	rt := chat.NewRuntime(&srv)
 	pr := env.Progress()
 	runsDir, err := env.RunsDir()
 	if err != nil {
@@ -137,9 +130,9 @@ func chatHarness(cmd *cobra.Command, env *Env, arg string, f ResolveFlags, cf ch
 	}
 	return runpkg.Run(cmd.Context(), runpkg.Request{
 		Options: runpkg.Options{
-			Runtime: native.Name, Sandbox: cf.sandbox, TargetRepo: cf.targetRepo,
+			Runtime: chat.RuntimeName, Sandbox: cf.sandbox, TargetRepo: cf.targetRepo,
 			Workspace: env.Workspace, RunsDir: runsDir, FullsendDir: env.FullsendDir, CacheDir: cas.DefaultDir(env.Workspace, env.Getenv),
-			RuntimeFlags: map[string]runtime.Config{native.Name: nc}, Getenv: env.Getenv, Trust: td,
+			RuntimeFlags: map[string]runtime.Config{chat.RuntimeName: nc}, Getenv: env.Getenv, Trust: td,
 		},
 		Resolve: func(ctx context.Context) (*resolve.Result, error) {
 			return env.ResolveHarness(ctx, cmd, arg, f, true)
@@ -188,28 +181,11 @@ func openChatStore(cf chatFlags) (chat.Store, string, error) {
 	return store, db + ".sessions", nil
 }
 
-// chatRedactor removes the model API key (as the runtime would find it)
-// from everything chat writes.
-func chatRedactor(env *Env, c *native.Config) func(string) string {
-	mc, err := model.ConfigFromEnv(env.Getenv, model.Overrides{API: c.API, BaseURL: c.BaseURL,
-		Model: c.Model, Auth: c.Auth, KeyEnv: c.KeyEnv})
-	key := ""
-	if err == nil {
-		key = mc.Key.Reveal()
-	}
-	return func(s string) string { return model.Redact(s, key) }
-}
-
 // chatTurn runs one user message: the native loop continues the session's
 // transcript in dir/<session> with it.
 func chatTurn(ctx context.Context, a *runpkg.Agent, dir string, t chat.TurnInput) (*runtime.Outcome, error) {
 	in := a.Input
-	in.Options = maps.Clone(a.Input.Options)
-	in.Options[native.OptChat] = "true"
-	delete(in.Options, native.OptImages)
-	if len(t.Images) > 0 {
-		in.Options[native.OptImages] = strings.Join(t.Images, "\n")
-	}
+	in.Options = chat.TurnOptions(a.Input.Options, t.Images)
 	in.Prompt = t.Text
 	in.RunDir = filepath.Join(dir, t.Session)
 	if err := os.MkdirAll(in.RunDir, 0o700); err != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/fullsend-ai/fullsend/internal/runtime"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/runtime/workspace"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -34,7 +34,7 @@ type Agent struct {
 	// sm guards suspended (suspend.go): the snapshot of a suspended
 	// sandbox, nil while it is up.
 	sm        sync.Mutex
-	suspended *native.SnapshotRef
+	suspended *workspace.Ref
 }
 
 // Count adds an outcome to the run's report (turns, tool calls, tokens).

@@ -8,7 +8,7 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/rundir"
-	"github.com/fullsend-ai/fullsend/internal/runtime/native"
+	"github.com/fullsend-ai/fullsend/internal/runtime/workspace"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
@@ -38,7 +38,7 @@ func (a *Agent) Suspended() bool {
 }
 
 // Suspend takes a snapshot of the sandbox's writable state into the run
-// directory (suspend/<sha256>.tar, see native.SaveWorkspace) and tears
+// directory (suspend/<sha256>.tar, see workspace.Save) and tears
 // the sandbox down (host services, session); the runner's host side (the
 // fetch service, the event log) stays. On a backend without snapshots, or
 // when the snapshot fails, nothing is torn down and the error says why.
@@ -52,7 +52,7 @@ func (a *Agent) Suspend(ctx context.Context) error {
 	x := a.x
 	if _, ok := sandbox.SnapshotterOf(x.sess); !ok {
 		// Not a failed phase: this backend cannot suspend at all.
-		return fmt.Errorf("%w: %w (the sandbox stays up)", ErrSuspended, native.ErrNoSnapshots)
+		return fmt.Errorf("%w: %w (the sandbox stays up)", ErrSuspended, workspace.ErrNoSnapshots)
 	}
 	return x.phase(ctx, "suspend", func(ctx context.Context) error {
 		d, err := a.suspendDir()
@@ -60,7 +60,7 @@ func (a *Agent) Suspend(ctx context.Context) error {
 			return err
 		}
 		defer d.Close()
-		ref, err := native.SaveWorkspace(ctx, d, x.sess)
+		ref, err := workspace.Save(ctx, d, x.sess)
 		if err != nil {
 			return fmt.Errorf("%w: %w (the sandbox stays up)", ErrSuspended, err)
 		}
@@ -120,7 +120,7 @@ func (a *Agent) Wake(ctx context.Context) error {
 			return err
 		}
 		defer d.Close()
-		if err := native.RestoreWorkspace(ctx, d, x.sess, a.suspended); err != nil {
+		if err := workspace.Restore(ctx, d, x.sess, a.suspended); err != nil {
 			a.dropWoken()
 			return fmt.Errorf("%w: wake: %w", ErrSuspended, err)
 		}

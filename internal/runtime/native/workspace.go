@@ -2,70 +2,33 @@ package native
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
-	"os"
-	"path"
-	"regexp"
 	"slices"
-	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/model"
 	"github.com/fullsend-ai/fullsend/internal/rundir"
 	"github.com/fullsend-ai/fullsend/internal/runtime"
+	"github.com/fullsend-ai/fullsend/internal/runtime/workspace"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 )
 
-// SnapshotsDir holds the workspace snapshots of a run directory, each
-// named by the sha256 of its content (snapshots/<sha256>.tar).
-const SnapshotsDir = "snapshots"
+// SnapshotsDir, SnapshotRef, ErrSnapshot and ErrNoSnapshots are package
+// workspace's, named here for the transcript's records.
+const SnapshotsDir = workspace.Dir
+
+// SnapshotRef is the transcript's record of one workspace snapshot.
+type SnapshotRef = workspace.Ref
+
+var (
+	ErrSnapshot    = workspace.ErrRefused
+	ErrNoSnapshots = workspace.ErrNoSnapshots
+)
 
 // InfoWorkspace is the Name of the info events about workspace snapshots
 // the runner makes report notes of: a snapshot that could not be taken,
 // a resume that could not restore one.
 const InfoWorkspace = runtime.InfoWorkspace
-
-// snapshotTimeout bounds one snapshot or restore.
-const snapshotTimeout = 5 * time.Minute
-
-// snapshotSkip are the paths under /sandbox a snapshot neither keeps nor
-// restores: what the runner and the runtime lay out afresh for every
-// process (the runtime configuration with the skills, the CA bundle, the
-// canary decoy, the .env files holding the run's environment), so that a
-// snapshot never carries them into the run directory and a restore never
-// replaces them.
-var snapshotSkip = []string{
-	runtime.ClaudeConfigDir,
-	path.Join(sandbox.Root, ".fullsend"),
-	runtime.DecoyPath,
-	path.Join(runtime.WorkspaceDir, ".env"),
-	path.Join(runtime.WorkspaceDir, ".env.d"),
-}
-
-// SnapshotRef is the transcript's record of one workspace snapshot: the
-// file, its sha256 and size.
-type SnapshotRef struct {
-	File   string `json:"file"` // snapshots/<sha256>.tar, relative to the run directory
-	SHA256 string `json:"sha256"`
-	Size   int64  `json:"size"`
-}
-
-var snapshotName = regexp.MustCompile(`^snapshots/([0-9a-f]{64})\.tar$`)
-
-// check refuses a reference whose file is not snapshots/<sha256>.tar for
-// its own sha256.
-func (s *SnapshotRef) check() error {
-	m := snapshotName.FindStringSubmatch(s.File)
-	if m == nil || m[1] != s.SHA256 || s.Size < 0 {
-		return fmt.Errorf("snapshot record %q: not %s/<sha256>.tar of its sha256", s.File, SnapshotsDir)
-	}
-	return nil
-}
 
 // saveWorkspace takes a snapshot of the sandbox's writable state into
 // the run directory and records it in the transcript (top loop only, on
@@ -83,9 +46,9 @@ func (l *loop) saveWorkspace(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshotTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workspace.Timeout)
 	defer cancel()
-	ref, err := saveSnapshot(ctx, l.rd.d, sn)
+	ref, err := workspace.SaveTo(ctx, l.rd.d, sn)
 	if err != nil {
 		l.event(runtime.Event{Kind: runtime.EventInfo, Name: InfoWorkspace, Text: fmt.Sprintf("workspace snapshot at turn %d not taken (a resume restores the previous one, if any): %v", l.st.Turns, err)})
 		return nil
@@ -99,87 +62,6 @@ func (l *loop) saveWorkspace(ctx context.Context) error {
 		_ = l.rd.d.Remove(prev.File)
 	}
 	return nil
-}
-
-// ErrNoSnapshots is returned by SaveWorkspace and RestoreWorkspace for a
-// session whose backend keeps no snapshots.
-var ErrNoSnapshots = errors.New("this sandbox backend keeps no workspace snapshots")
-
-// SaveWorkspace takes a snapshot of s's writable state (the paths the
-// runtime owns left out) into d's snapshots/<sha256>.tar and returns its
-// reference; see RestoreWorkspace.
-func SaveWorkspace(ctx context.Context, d *rundir.Dir, s sandbox.Session) (*SnapshotRef, error) {
-	sn, ok := sandbox.SnapshotterOf(s)
-	if !ok {
-		return nil, ErrNoSnapshots
-	}
-	return saveSnapshot(ctx, d, sn)
-}
-
-// RestoreWorkspace verifies the snapshot ref of d (see VerifySnapshot)
-// and restores it into s, checking the bytes again as they stream.
-func RestoreWorkspace(ctx context.Context, d *rundir.Dir, s sandbox.Session, ref *SnapshotRef) error {
-	sn, ok := sandbox.SnapshotterOf(s)
-	if !ok {
-		return ErrNoSnapshots
-	}
-	f, err := openSnapshot(d, ref)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	h := sha256.New()
-	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout)
-	defer cancel()
-	if err := sn.Restore(ctx, io.TeeReader(io.LimitReader(f, ref.Size), h), snapshotSkip); err != nil {
-		return fmt.Errorf("workspace snapshot %s: %w", ref.File, err)
-	}
-	return drainHash(f, h, ref)
-}
-
-// saveSnapshot streams sn's snapshot into a new file of d, hashing it,
-// and moves it to its content address.
-func saveSnapshot(ctx context.Context, d *rundir.Dir, sn sandbox.Snapshotter) (*SnapshotRef, error) {
-	if err := d.MkdirAll(SnapshotsDir, 0o700); err != nil {
-		return nil, err
-	}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, err
-	}
-	tmp := path.Join(SnapshotsDir, ".tmp-"+hex.EncodeToString(b[:]))
-	f, err := d.Create(tmp, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	h := sha256.New()
-	cw := &countWriter{w: io.MultiWriter(f, h)}
-	err = sn.Snapshot(ctx, cw, snapshotSkip)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = d.Remove(tmp)
-		return nil, err
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	ref := &SnapshotRef{File: path.Join(SnapshotsDir, sum+".tar"), SHA256: sum, Size: cw.n}
-	if err := d.Rename(tmp, ref.File); err != nil {
-		_ = d.Remove(tmp)
-		return nil, err
-	}
-	return ref, nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // readOnlyTools cannot change the sandbox's files: a turn that called
@@ -196,11 +78,6 @@ func mayWrite(calls []model.ToolCall) bool {
 	return false
 }
 
-// ErrSnapshot marks a workspace snapshot that fails its checks on resume:
-// not the file the transcript records (sha256, size), or not a regular
-// file of the user in the run directory.
-var ErrSnapshot = errors.New("workspace snapshot refused")
-
 // VerifySnapshot checks the last workspace snapshot that st (loaded from
 // runDir by LoadState) records: its file must be a regular file of the
 // user in runDir (no symlink) whose size and sha256 are those on record
@@ -215,38 +92,12 @@ func VerifySnapshot(runDir string, st *State) error {
 		return err
 	}
 	defer d.Close()
-	f, err := openSnapshot(d, st.Snapshot)
+	f, err := workspace.Open(d, st.Snapshot)
 	if err != nil {
 		return err
 	}
 	f.Close()
 	return nil
-}
-
-// openSnapshot opens the snapshot ref names and checks it (see
-// VerifySnapshot); the file is returned at offset 0.
-func openSnapshot(d *rundir.Dir, ref *SnapshotRef) (*os.File, error) {
-	if err := ref.check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
-	}
-	f, err := d.OpenFile(ref.File)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrSnapshot, ref.File, err)
-	}
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, ref.Size+1))
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%w: %s: %w", ErrSnapshot, ref.File, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); n != ref.Size || got != ref.SHA256 {
-		f.Close()
-		return nil, fmt.Errorf("%w: %s: sha256 %s (%d bytes), the transcript records %s (%d bytes): the file was changed after it was written", ErrSnapshot, ref.File, got, n, ref.SHA256, ref.Size)
-	}
-	return f, nil
 }
 
 // restoreWorkspace puts the last snapshot on record back into the
@@ -264,7 +115,7 @@ func (l *loop) restoreWorkspace(ctx context.Context) error {
 	if ref == nil {
 		return nil // a run from before snapshots, or killed before its first one
 	}
-	err := RestoreWorkspace(ctx, l.rd.d, l.sess, ref)
+	err := workspace.Restore(ctx, l.rd.d, l.sess, ref)
 	if errors.Is(err, ErrNoSnapshots) {
 		note("workspace not restored: this sandbox backend keeps no snapshots; the resumed run starts from a fresh workspace")
 		return nil
@@ -273,19 +124,5 @@ func (l *loop) restoreWorkspace(ctx context.Context) error {
 		return err
 	}
 	note(fmt.Sprintf("workspace restored from %s (%d bytes)", ref.File, ref.Size))
-	return nil
-}
-
-// drainHash hashes what the restore left unread of the snapshot and
-// compares the whole with the record.
-func drainHash(f io.Reader, h hash.Hash, ref *SnapshotRef) error {
-	// The restore may stop reading at the archive's end marker: hash the
-	// padding that follows, up to the recorded size.
-	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSnapshot, ref.File, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != ref.SHA256 {
-		return fmt.Errorf("%w: %s: changed while it was restored (sha256 %s, the transcript records %s)", ErrSnapshot, ref.File, got, ref.SHA256)
-	}
 	return nil
 }

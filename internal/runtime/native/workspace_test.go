@@ -128,11 +128,11 @@ func TestSnapshotRefChecked(t *testing.T) {
 		{File: "snapshots/" + sum + ".tar/../../x", SHA256: sum},
 		{File: "snapshots/" + sum + ".tar", SHA256: sum, Size: -1},
 	} {
-		if err := ref.check(); err == nil {
+		if err := ref.Check(); err == nil {
 			t.Errorf("%+v accepted", ref)
 		}
 	}
-	if err := (&SnapshotRef{File: "snapshots/" + sum + ".tar", SHA256: sum}).check(); err != nil {
+	if err := (&SnapshotRef{File: "snapshots/" + sum + ".tar", SHA256: sum}).Check(); err != nil {
 		t.Error(err)
 	}
 }
