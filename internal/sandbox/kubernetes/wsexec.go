@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +36,7 @@ const (
 func NewExecutor(c *Cluster) Executor {
 	d := &websocket.Dialer{
 		Proxy:            c.Proxy,
-		TLSClientConfig:  c.TLS,
+		TLSClientConfig:  upgradeTLS(c.TLS),
 		HandshakeTimeout: 30 * time.Second,
 		Subprotocols:     []string{execProtocol},
 		ReadBufferSize:   32 << 10,
@@ -63,6 +64,22 @@ func NewExecutor(c *Cluster) Executor {
 		}
 		return stream(ctx, conn, stdin, stdout, stderr)
 	}
+}
+
+// upgradeTLS is the exec dialer's own copy of the cluster's TLS settings,
+// offering HTTP/1.1 only in ALPN. A WebSocket upgrade is an HTTP/1.1
+// request: offered "h2" (which the REST transport adds to the config it is
+// given), a real API server picks it and the handshake fails ("websocket:
+// protocol "h2" was given but is not supported").
+func upgradeTLS(base *tls.Config) *tls.Config {
+	var c *tls.Config
+	if base != nil {
+		c = base.Clone()
+	} else {
+		c = &tls.Config{}
+	}
+	c.NextProtos = []string{"http/1.1"}
+	return c
 }
 
 // dialError names what refused the upgrade: the API server's Status when
