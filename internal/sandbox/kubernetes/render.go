@@ -35,6 +35,10 @@ const (
 	UID           = 65532
 )
 
+// CPURequestMilli caps the Pod's cpu request (millicores); its limit is
+// Limits.CPUs.
+const CPURequestMilli = 250
+
 // Deadlines: a Pod lives at most its run's wall time plus ProvisionSlack
 // (activeDeadlineSeconds), DefaultDeadline when the run has no wall time;
 // never more than MaxDeadline (the gateway token's longest lifetime).
@@ -193,6 +197,12 @@ func renderPod(c Config, img string, meta ObjectMeta, env []EnvVar, l sandbox.Li
 		"cpu":               milliQuantity(int64(l.CPUs * 1000)),
 		"ephemeral-storage": bytesQuantity(l.WorkspaceBytes),
 	}
+	// The scheduler places the Pod by its requests: an agent mostly waits
+	// on its model, so it asks for at most CPURequestMilli and may burst
+	// to its limit (requests = limits would reserve whole nodes: cpus: 2,
+	// the default, is all of a 2-core node).
+	req := maps.Clone(res)
+	req["cpu"] = milliQuantity(min(int64(l.CPUs*1000), CPURequestMilli))
 	var rc *string
 	if c.RuntimeClass != "" {
 		r := c.RuntimeClass
@@ -222,7 +232,10 @@ func renderPod(c Config, img string, meta ObjectMeta, env []EnvVar, l sandbox.Li
 				Image:           img,
 				ImagePullPolicy: "IfNotPresent",
 				// PID 1 sleeps until the Pod is deleted; commands come by exec.
-				Command:    []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"},
+				// It handles no signal: the kernel then drops every signal
+				// sent to it from inside the Pod (an exec's `kill -TERM 1`),
+				// while the kubelet's from outside still end it.
+				Command:    []string{"/bin/sh", "-c", "while :; do sleep 3600 & wait $!; done"},
 				WorkingDir: sandbox.Root,
 				Env:        env,
 				SecurityContext: &SecurityContext{
@@ -235,7 +248,7 @@ func renderPod(c Config, img string, meta ObjectMeta, env []EnvVar, l sandbox.Li
 					Capabilities:             &Capabilities{Drop: []string{"ALL"}},
 					SeccompProfile:           seccomp,
 				},
-				Resources: ResourceRequirements{Requests: res, Limits: maps.Clone(res)},
+				Resources: ResourceRequirements{Requests: req, Limits: res},
 				VolumeMounts: []VolumeMount{
 					{Name: "sandbox", MountPath: sandbox.Root},
 					{Name: "tmp", MountPath: "/tmp"},
