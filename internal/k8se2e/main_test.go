@@ -94,7 +94,7 @@ func setup() error {
 	}
 	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy"} {
 		if _, err := os.Stat(filepath.Join(env.dir, "bin", c)); err != nil {
-			return skipReason(fmt.Sprintf("no %s in %s/bin: test/k8s/build.sh builds them from the Go module proxy (about 26 CPU-minutes cold; `make k8s-e2e` or .ci/run FULLSEND_K8S_E2E=1 does it)", c, env.dir))
+			return skipReason(fmt.Sprintf("no %s in %s/bin: test/k8s/build.sh builds them from the Go module proxy (about 26 CPU-minutes cold; test/k8s/e2e.sh, the nightly job, does it all)", c, env.dir))
 		}
 	}
 	env.bin, err = os.MkdirTemp("", "fullsend-k8se2e-")
