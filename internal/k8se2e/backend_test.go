@@ -56,13 +56,17 @@ func runConformance(t *testing.T, runtimeClass string) {
 // to end under the runner's token; the NetworkPolicy caveat is printed.
 func TestRunHello(t *testing.T) {
 	deploy(t)
-	d := workdir(t, false)
-	hello := filepath.Join(d, "hello")
+	// The harness's own fullsend dir (with config.yaml) outside the
+	// repository the run works in, as an org's would be.
+	hello := filepath.Join(t.TempDir(), "hello")
 	if err := os.CopyFS(hello, os.DirFS(filepath.Join(env.root, "examples", "hello"))); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ := os.ReadFile(filepath.Join(d, ".fullsend", "config.yaml"))
-	os.WriteFile(filepath.Join(hello, "config.yaml"), cfg, 0o644)
+	cfg := fmt.Sprintf("version: \"1\"\nsandbox:\n  kubernetes:\n    namespace: fullsend-runs\n    image: %s\n", env.images["sandbox"])
+	if err := os.WriteFile(filepath.Join(hello, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := t.TempDir()
 	if out, err := exec.Command("git", "init", "-q", d).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}

@@ -41,7 +41,7 @@ func deploy(t *testing.T) {
 }
 
 func doDeploy(t *testing.T) error {
-	w, err := os.MkdirTemp("", "k8se2e-deploy-")
+	w, err := os.MkdirTemp(env.bin, "deploy-") // removed with env.bin
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,9 @@ const (
 	UID           = 65532
 )
 
+// PID1 is the script the Pod's container runs.
+const PID1 = "trap '' HUP INT QUIT TERM USR1 USR2 ALRM PIPE; while :; do sleep 3600 & wait $!; done"
+
 // CPURequestMilli caps the Pod's cpu request (millicores); its limit is
 // Limits.CPUs.
 const CPURequestMilli = 250
@@ -231,11 +234,14 @@ func renderPod(c Config, img string, meta ObjectMeta, env []EnvVar, l sandbox.Li
 				Name:            ContainerName,
 				Image:           img,
 				ImagePullPolicy: "IfNotPresent",
-				// PID 1 sleeps until the Pod is deleted; commands come by exec.
-				// It handles no signal: the kernel then drops every signal
-				// sent to it from inside the Pod (an exec's `kill -TERM 1`),
-				// while the kubelet's from outside still end it.
-				Command:    []string{"/bin/sh", "-c", "while :; do sleep 3600 & wait $!; done"},
+				// PID 1 sleeps until the Pod is deleted (and reaps the
+				// orphans of execs); commands come by exec. It ignores the
+				// signals a shell would otherwise catch (sh -c catches
+				// SIGINT): the kernel drops every other signal sent to a
+				// pid namespace's init from inside (an exec's
+				// `kill -TERM 1`, `kill -KILL 1`). The kubelet's SIGKILL from
+				// outside still ends it.
+				Command:    []string{"/bin/sh", "-c", PID1},
 				WorkingDir: sandbox.Root,
 				Env:        env,
 				SecurityContext: &SecurityContext{

@@ -32,6 +32,17 @@ const (
 	chanClose    = 255
 )
 
+// Every stdin message must go out as one WebSocket frame: the API server
+// (apimachinery's wsstream, on golang.org/x/net/websocket) reads each
+// frame of a fragmented message as a message of its own and takes its
+// first byte for the channel, so a fragmented write lost one byte per
+// extra frame. gorilla fragments a message larger than its write buffer:
+// a chunk, its channel byte and the largest frame header (14 bytes) fit.
+const (
+	stdinChunk  = 16 << 10
+	writeBuffer = 32 << 10
+)
+
 // NewExecutor returns the Executor of cluster c.
 func NewExecutor(c *Cluster) Executor {
 	d := &websocket.Dialer{
@@ -40,7 +51,7 @@ func NewExecutor(c *Cluster) Executor {
 		HandshakeTimeout: 30 * time.Second,
 		Subprotocols:     []string{execProtocol},
 		ReadBufferSize:   32 << 10,
-		WriteBufferSize:  32 << 10,
+		WriteBufferSize:  writeBuffer,
 	}
 	return func(ctx context.Context, ns, pod string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		u, err := ExecURL(c.Server, ns, pod, cmd, stdin != nil)
@@ -107,7 +118,7 @@ func stream(ctx context.Context, conn *websocket.Conn, stdin io.Reader, stdout, 
 	}
 	if stdin != nil {
 		go func() {
-			buf := make([]byte, 32<<10)
+			buf := make([]byte, stdinChunk)
 			for {
 				n, err := stdin.Read(buf)
 				if n > 0 && send(chanStdin, buf[:n]) != nil {

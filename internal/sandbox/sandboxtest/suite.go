@@ -697,7 +697,7 @@ func (s *suite) terminate(t *testing.T) {
 	}
 	mountsAfter, _ := os.ReadFile("/proc/self/mountinfo")
 	if string(mountsBefore) != string(mountsAfter) || strings.Contains(string(mountsAfter), ss.ID()) {
-		t.Errorf("host mount table changed")
+		t.Errorf("host mount table changed: %s", mountDiff(string(mountsBefore), string(mountsAfter)))
 	}
 	if leftovers := cgroupLeftovers(ss.ID()); len(leftovers) > 0 {
 		t.Errorf("cgroups left behind: %v", leftovers)
@@ -708,6 +708,32 @@ func (s *suite) terminate(t *testing.T) {
 	if _, err := ss.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"true"}}); err == nil {
 		t.Errorf("exec after terminate succeeded")
 	}
+}
+
+// mountDiff names the mount points only one of two mountinfo tables has.
+func mountDiff(before, after string) string {
+	points := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			if f := strings.Fields(l); len(f) > 4 {
+				m[f[4]] = true
+			}
+		}
+		return m
+	}
+	b, a := points(before), points(after)
+	var out []string
+	for p := range a {
+		if !b[p] {
+			out = append(out, "+"+p)
+		}
+	}
+	for p := range b {
+		if !a[p] {
+			out = append(out, "-"+p)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func cgroupLeftovers(id string) []string {
