@@ -70,6 +70,9 @@ images: [{name: fullsend, newName: %s, digest: %s}]
 		{"apply", "-f", filepath.Join(base, "namespaces.yaml")},
 		{"apply", "-k", overlay, "--dry-run=server"},
 		{"apply", "-k", overlay},
+		// A reused cluster's gateway holds an earlier key: it reads the
+		// Secret at start.
+		{"-n", "fullsend-system", "rollout", "restart", "deploy/fullsend-egress-gateway"},
 		{"-n", "fullsend-system", "rollout", "status", "deploy/fullsend-egress-gateway", "--timeout=180s"},
 	}
 	for _, s := range steps {
