@@ -35,7 +35,7 @@ for f in "$PIDS"/*.pid; do [ -e "$f" ] || continue; n=$(basename "$f" .pid); [ "
 stop holder   # its private mount namespace, with the overlay and netns mounts in it, goes with it
 # Shims of our containerd (its socket path is in their command line).
 for d in /proc/[0-9]*; do
-  tr '\0' ' ' < "$d/cmdline" 2>/dev/null | grep -q "^/usr/bin/containerd-shim-runc-v2 .*-address $RUN/containerd/containerd.sock " && kill -KILL "${d#/proc/}" 2>/dev/null
+  { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null | grep -q "^/usr/bin/containerd-shim-runc-v2 .*-address $RUN/containerd/containerd.sock " && kill -KILL "${d#/proc/}" 2>/dev/null
 done
 [ -d /run/containerd ] && find /run/containerd -depth -type d -empty -delete 2>/dev/null
 for h in /sys/fs/cgroup/*/; do   # deepest first; a cgroup goes once its last process has
