@@ -31,8 +31,10 @@ var env struct {
 
 // TestMain starts (or reuses) the cluster, builds the project's binaries
 // and images, runs the tests and takes the cluster down again if it
-// started it, also when interrupted (SIGINT, SIGTERM). FULLSEND_K8S_KEEP=1
-// leaves it up for the next run.
+// started it, also when interrupted (SIGINT, SIGTERM); a cluster left by a
+// run killed outright (SIGKILL, go test's -timeout) is taken down by the
+// next run (the marker $K8S_DIR/test-owned), and test/k8s/e2e.sh runs
+// down.sh on exit. FULLSEND_K8S_KEEP=1 leaves it up for the next run.
 func TestMain(m *testing.M) {
 	code := 0
 	if err := setup(); err != nil {
@@ -117,13 +119,22 @@ func setup() error {
 	if err := build("test", "-c", "-vet=off", "-o", filepath.Join(env.bin, "kubernetes.test"), "./internal/sandbox/kubernetes"); err != nil {
 		return err
 	}
+	// A cluster a killed test run started (its marker is left) is adopted:
+	// this run takes it down.
+	owned := filepath.Join(env.dir, "test-owned")
+	if _, err := os.Stat(owned); err == nil {
+		env.started = true
+	}
 	if !clusterUp() {
 		t0 := time.Now()
-		if out, err := script("up.sh"); err != nil {
-			script("down.sh")
-			return fmt.Errorf("test/k8s/up.sh: %v\n%s", err, out)
+		if err := os.WriteFile(owned, nil, 0o600); err != nil {
+			return err
 		}
 		env.started = true
+		if out, err := script("up.sh"); err != nil {
+			teardown()
+			return fmt.Errorf("test/k8s/up.sh: %v\n%s", err, out)
+		}
 		fmt.Fprintf(os.Stderr, "k8se2e: cluster up in %s\n", time.Since(t0).Round(100*time.Millisecond))
 	}
 	// Images: the sandbox (busybox + fullsend), the gateway (entrypoint
@@ -151,10 +162,16 @@ func teardown() {
 	if env.bin != "" {
 		os.RemoveAll(env.bin)
 	}
+	if env.started && os.Getenv("FULLSEND_K8S_KEEP") == "1" {
+		os.Remove(filepath.Join(env.dir, "test-owned")) // kept on purpose: the next run reuses it
+	}
 	if env.started && os.Getenv("FULLSEND_K8S_KEEP") != "1" {
 		t0 := time.Now()
 		out, err := script("down.sh")
 		fmt.Fprintf(os.Stderr, "k8se2e: cluster down in %s: %s %v\n", time.Since(t0).Round(100*time.Millisecond), strings.TrimSpace(out), err)
+		if err == nil {
+			os.Remove(filepath.Join(env.dir, "test-owned"))
+		}
 		env.started = false
 	}
 }

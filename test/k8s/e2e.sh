@@ -12,6 +12,7 @@ t=$(date +%s)
 echo "k8s e2e: packages in $(( $(date +%s) - t ))s"; t=$(date +%s)
 "$D/build.sh"
 echo "k8s e2e: binaries in $(( $(date +%s) - t ))s"; t=$(date +%s)
+trap '"$D/down.sh" >/dev/null 2>&1 || true' EXIT   # also when go test dies at its -timeout
 log=$(mktemp)
 status=0
 (cd "$D/../.." && go test -count=1 -v -timeout 40m ./internal/k8se2e) 2>&1 | tee "$log" || status=$?
