@@ -37,6 +37,9 @@ func (x *execution) warnBackendDowngrades(name string, c sandbox.Capabilities) {
 	if !c.NetworkAllowlist && len(x.plan.Spec.Network.Allow) > 0 {
 		out = append(out, fmt.Sprintf("sandbox %s: the per-host egress allowlist (%d endpoint(s)) is not enforced by this backend", name, len(x.plan.Spec.Network.Allow)))
 	}
+	if c.NetworkCaveat != "" {
+		out = append(out, fmt.Sprintf("sandbox %s: %s", name, c.NetworkCaveat))
+	}
 	for _, s := range out {
 		x.report.Notes = append(x.report.Notes, s)
 		x.warn(s)

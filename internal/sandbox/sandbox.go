@@ -239,6 +239,14 @@ type Capabilities struct {
 	// Snapshot, Resume, AttachMount, UpdateNetwork: the optional interfaces
 	// below are implemented and usable.
 	Snapshot, Resume, AttachMount, UpdateNetwork bool
+	// HostMounts: Spec.Mounts (directories of the runner host) can be
+	// mounted. HostServices: Network.Services (endpoints on the runner
+	// host) can be reached through the proxy. A Kubernetes Pod has neither.
+	HostMounts, HostServices bool
+	// NetworkCaveat, when set, names the condition the sandbox's network
+	// isolation (no network, or egress through the proxy only) depends on
+	// and the backend cannot check; a run prints it as a warning.
+	NetworkCaveat string `json:",omitempty"`
 	// Notes explains degraded features in one line each.
 	Notes []string
 }

@@ -83,7 +83,7 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 	full := func(how string) sandbox.LimitEnforcement {
 		return sandbox.LimitEnforcement{Level: sandbox.Enforced, How: how}
 	}
-	return sandbox.Capabilities{Isolation: iso, NetworkAllowlist: true, MemoryLimit: true, PidsLimit: true, CPULimit: true, Seccomp: true, UpdateNetwork: true, Snapshot: true,
+	return sandbox.Capabilities{Isolation: iso, NetworkAllowlist: true, MemoryLimit: true, PidsLimit: true, CPULimit: true, Seccomp: true, UpdateNetwork: true, Snapshot: true, HostMounts: true, HostServices: true,
 		Limits: sandbox.LimitSupport{
 			Memory:    full("container memory limit, swap included (OOM kills reported)"),
 			Pids:      full(fmt.Sprintf("container pids limit (Pids + %d for the container's own processes)", PidsReserve)),
@@ -393,22 +393,9 @@ func (s *session) env(extra map[string]string) []string {
 // own so that an agent filling /tmp cannot stop commands from starting.
 const execDir = "/run/fullsend-exec"
 
-// killScript kills every process of the session whose leader's pid is in
-// the name of the file "$1".PID (docker exec makes each exec a session
-// leader). It uses shell builtins only, so it works when the pids limit is
-// reached.
-const killScript = `sid=
-for f in "$1".*; do [ -e "$f" ] && sid=${f##*.}; done
-[ -n "$sid" ] || exit 0
-for pass in 1 2 3 4 5; do found=
-  for p in /proc/[0-9]*; do
-    read -r line < "$p/stat" 2>/dev/null || continue
-    set -- ${line##*) }
-    case "$1" in Z|X) continue;; esac
-    [ "$4" = "$sid" ] && kill -9 "${p#/proc/}" 2>/dev/null && found=1
-  done
-  [ -z "$found" ] && break
-done`
+// killScript is execops.KillSessionScript: the in-container fallback of
+// killTree (docker exec makes each exec a session leader).
+const killScript = execops.KillSessionScript
 
 // killHostSession kills, from the host, every process of container cid whose
 // session id is sid (the host pid of the exec's first process). It reports

@@ -101,7 +101,7 @@ func (c *Cluster) transport() *http.Transport {
 	return &http.Transport{
 		Proxy:               c.Proxy,
 		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:     c.TLS,
+		TLSClientConfig:     c.TLS.Clone(), // net/http adds "h2" to it: never the caller's copy
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
 		MaxIdleConnsPerHost: 8,

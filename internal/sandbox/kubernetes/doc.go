@@ -29,7 +29,10 @@
 // RuntimeDefault, read-only root file system; no service account token,
 // no service links, no host namespaces, no hostPath; /sandbox and /tmp are
 // emptyDirs with sizeLimit (/tmp memory-backed); Limits become resource
-// requests = limits (memory, cpu, ephemeral-storage); activeDeadlineSeconds
+// limits (memory, cpu, ephemeral-storage) and requests (the same, but cpu
+// at most CPURequestMilli: equal requests would reserve whole nodes); pid
+// 1 (PID1) ignores the signals a shell catches, so no command can end the
+// Pod from inside; activeDeadlineSeconds
 // is the run's wall time plus ProvisionSlack (DefaultDeadline without one,
 // at most MaxDeadline). Host mounts and runner host services cannot reach
 // a Pod and are refused.
@@ -43,13 +46,22 @@
 // failed Provision does the same.
 //
 // Commands run as `/bin/sh -c WRAPPER` with the request's cwd and extra
-// variables (so the image needs sh, env, kill, mkdir and, for Upload and
-// Download, tar). Upload and Download are tar streams over exec written
-// and read by package archive (regular files and directories only:
-// symlinks and special files are skipped; a download is staged and
-// refused past OutputBytes, leaving nothing). A timeout ends the stream
-// and kills the command's main process by its recorded pid; its children
-// end with the Pod.
+// variables (so the image needs sh, env, mkdir and, for Upload and
+// Download, tar), which becomes the image's fullsend binary in its confine
+// role (package guest, as for docker): fullsend's seccomp filter stacked on
+// RuntimeDefault (socket families, denied system calls, no setsid),
+// RLIMIT_FSIZE, and a file naming the exec's session. Provision probes the
+// binary. However an exec ends (by itself, its timeout, the output budget),
+// a second exec kills every process left in its session
+// (execops.KillSessionScript). A command killed by SIGKILL has the Pod's
+// memory cgroup's oom_kill counter read, so an OOM kill is reported.
+// Upload and Download are tar streams over exec written and read by
+// package archive (regular files and directories only: symlinks and
+// special files are skipped; a download is staged and refused past
+// OutputBytes, leaving nothing). The exec dialer offers only HTTP/1.1 in
+// ALPN (an API server picks h2 when offered, and a WebSocket upgrade needs
+// HTTP/1.1) and sends each stdin message in one frame (the API server's
+// golang.org/x/net/websocket takes each frame for a message).
 //
 // Network, and why a gateway: a NetworkPolicy cannot name hosts, so the
 // per-run policy denies all ingress and allows egress only to cluster DNS
@@ -62,7 +74,8 @@
 // HTTP(S)_PROXY (http://run:TOKEN@gateway:3128). See package gateway for
 // the token format and why HMAC. Enforcement needs a CNI that enforces
 // NetworkPolicy (Calico, Cilium, …): with one that ignores it, the Pod
-// can bypass the gateway. The Pod spec, its environment (the token, the harness's env)
+// can bypass the gateway; Capabilities.NetworkCaveat says so and every run
+// prints it. The Pod spec, its environment (the token, the harness's env)
 // and exec commands are visible to whoever may read Pods or the API
 // server's audit log in the namespace: give the runs a namespace of their
 // own.
@@ -74,8 +87,9 @@
 //
 // Capabilities are reported honestly: pids has no per-Pod field (only a
 // node's podPidsLimit), workspace is an eviction by the kubelet's periodic
-// check (weaker), fullsend's own seccomp filter and Landlock are not
-// stacked, and per-binary network rules are not enforced.
+// check (weaker; one file is bounded by RLIMIT_FSIZE), Landlock is not
+// applied, per-binary network rules are not enforced, host mounts and
+// runner host services are not possible.
 //
 // Workspace snapshots (sandbox.Snapshotter) are not offered
 // (Capabilities.Snapshot is false): the exec path could carry the same

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/capture"
 	"github.com/fullsend-ai/fullsend/internal/sandbox/internal/execops"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
 // Executor runs cmd in the sandbox container of Pod ns/pod through the
@@ -47,13 +49,31 @@ func ExecURL(server, ns, pod string, cmd []string, stdin bool) (*url.URL, error)
 	return u, nil
 }
 
-// pidDir holds each exec's pid file (the memory-backed /tmp).
+// pidDir holds each exec's session file (the memory-backed /tmp).
 const pidDir = "/tmp/.fullsend-exec"
 
-// wrapper runs as `sh -c wrapper fullsend-exec PIDFILE CWD NAME=VALUE... -- CMD ARG...`:
-// it records its pid (the command's, after exec) for a timeout's kill,
-// enters CWD and becomes CMD with the extra variables.
-const wrapper = `mkdir -p ` + pidDir + ` 2>/dev/null; echo $$ > "$1"; cd "$2" || exit 127; shift 2; exec env "$@"`
+// wrapper runs as `sh -c wrapper fullsend-exec CWD NAME=VALUE... BINARY PIDFILE FSIZE CMD ARG...`:
+// it enters CWD and, with the extra variables, becomes the fullsend binary
+// of the image in its confine role (package guest, as docker's execs):
+// that creates PIDFILE.SID (SID: the exec's session, which the container
+// runtime starts each exec in), sets RLIMIT_FSIZE, installs fullsend's
+// seccomp filter (socket families, denied system calls, no setsid: all
+// the command starts stays in the session) and becomes CMD.
+const wrapper = `mkdir -p ` + pidDir + ` 2>/dev/null; cd "$1" || exit 127; shift; exec env "$@"`
+
+// killSession runs as `sh -c killSession fullsend-kill PIDFILE SCRIPT`:
+// SCRIPT (execops.KillSessionScript) kills every process of the exec's
+// session, then the session file goes.
+const killSession = `f=$1; sh -c "$2" kill "$f"; rm -f "$f".*`
+
+// oomCount prints the oom_kill counter of the container's memory cgroup
+// (cgroup v2 memory.events, v1 memory.oom_control), -1 when neither is
+// readable.
+const oomCount = `for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+  [ -r "$f" ] || continue
+  while read -r k v; do [ "$k" = oom_kill ] && { echo "$v"; exit 0; }; done < "$f"
+done
+echo -1`
 
 func (s *session) check() error {
 	s.mu.Lock()
@@ -90,8 +110,9 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 		return 0, false, err
 	}
 	pidFile := pidDir + "/" + newID()
-	cmd := []string{"/bin/sh", "-c", wrapper, "fullsend-exec", pidFile, cwd}
+	cmd := []string{"/bin/sh", "-c", wrapper, "fullsend-exec", cwd}
 	cmd = append(cmd, sandbox.MergeEnv(nil, env)...)
+	cmd = append(cmd, guest.EnvRole+"=confine", sandbox.BinaryPath, pidFile, strconv.FormatInt(s.limits.WorkspaceBytes, 10))
 	cmd = append(cmd, args...)
 	ectx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -99,18 +120,21 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 	}
 	defer cancel()
 	err := s.b.exec(ectx, s.b.cfg.Namespace, s.name, cmd, stdin, stdout, stderr)
+	// However the exec ended (the stream ends with the command's first
+	// process, at a timeout or when the output budget is spent), what the
+	// command started is still in its session: kill it.
+	s.kill(ctx, pidFile)
 	if err == nil {
 		return 0, false, nil
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
+		if ee.Code == 128+9 {
+			s.refreshOOM(ctx)
+		}
 		return ee.Code, false, nil
 	}
 	if ectx.Err() != nil {
-		// The stream ended, the process may not have: kill it.
-		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		s.b.exec(kctx, s.b.cfg.Namespace, s.name, []string{"/bin/sh", "-c", `kill -KILL "$(cat "$1")"; rm -f "$1"`, "fullsend-kill", pidFile}, nil, io.Discard, io.Discard)
-		kcancel()
 		if ctx.Err() == nil {
 			return -1, true, nil
 		}
@@ -122,6 +146,37 @@ func (s *session) run(ctx context.Context, args []string, env map[string]string,
 	return 0, false, fmt.Errorf("kubernetes sandbox %s: exec %s: %w", s.id, args[0], err)
 }
 
+// kill kills every process left in the session of the exec whose session
+// file is pidFile, from a second exec (the API has no signal call).
+func (s *session) kill(ctx context.Context, pidFile string) {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	s.b.exec(kctx, s.b.cfg.Namespace, s.name, []string{"/bin/sh", "-c", killSession, "fullsend-kill", pidFile, execops.KillSessionScript}, nil, io.Discard, io.Discard)
+}
+
+// readOOM reads the container's OOM kill counter (-1: not readable).
+func (s *session) readOOM(ctx context.Context) (int64, error) {
+	var out bytes.Buffer
+	if err := s.b.exec(ctx, s.b.cfg.Namespace, s.name, []string{"/bin/sh", "-c", oomCount}, nil, &out, io.Discard); err != nil {
+		return -1, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(out.String()), 10, 64)
+}
+
+// refreshOOM updates the session's OOM kill count after a command died of
+// SIGKILL (the kernel's OOM killer sends it).
+func (s *session) refreshOOM(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if n, err := s.readOOM(rctx); err == nil && n >= 0 {
+		s.oom.Store(n)
+	}
+}
+
+// oomKills is the OOM kill count last read (execops compares it before
+// and after each command).
+func (s *session) oomKills() int64 { return s.oom.Load() }
+
 // Exec implements sandbox.Session.
 func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	return s.ops().Exec(ctx, r)
@@ -129,7 +184,7 @@ func (s *session) Exec(ctx context.Context, r sandbox.ExecRequest) (sandbox.Exec
 
 // ops is the session's view for package execops: commands go through run.
 func (s *session) ops() execops.Ops {
-	return execops.Ops{Name: "kubernetes sandbox " + s.id, Run: s.run, Limits: s.limits, Extract: extractCmd}
+	return execops.Ops{Name: "kubernetes sandbox " + s.id, Run: s.run, Limits: s.limits, OOMKills: s.oomKills, Extract: extractCmd}
 }
 
 // extractCmd extracts an upload's tar stream under parent, replacing

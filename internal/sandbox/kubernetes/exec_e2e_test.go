@@ -164,28 +164,38 @@ func TestFakeClusterTeardown(t *testing.T) {
 	}
 }
 
-// TestTimeoutKillsCommand: ending the exec stream on a timeout does not by
-// itself stop the command in the Pod (a kubelet lets it run), so the
-// backend sends a second exec that kills the pid the first one recorded.
-// (The fake runs each exec in its own pid namespace, so the kill itself is
-// checked on a real cluster only; here the request is.)
+// TestTimeoutKillsCommand: ending the exec stream does not by itself stop
+// what the command started in the Pod (a kubelet lets it run), so after
+// every exec, at its timeout or not, the backend sends a second exec that
+// kills the session the first one recorded. (The fake runs each exec in its
+// own pid namespace, so the kill itself is checked on a real cluster only,
+// by the conformance suite; here the requests are.)
 func TestTimeoutKillsCommand(t *testing.T) {
 	s, srv := provisionFake(t, sandbox.Spec{})
 	r, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"sleep", "30"}, Timeout: 300 * time.Millisecond})
 	if err != nil || !r.TimedOut || r.ExitCode != -1 {
 		t.Fatalf("timeout: %+v %v", r, err)
 	}
+	if r, err := s.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"true"}}); err != nil || r.ExitCode != 0 {
+		t.Fatalf("true: %+v %v", r, err)
+	}
 	execs := srv.ExecLog()
-	if len(execs) != 2 {
+	if len(execs) != 5 { // probe, (run, kill) twice
 		t.Fatalf("execs %q", execs)
 	}
-	run, kill := execs[0], execs[1]
-	pidFile := run[4]
-	if !strings.HasPrefix(pidFile, "/tmp/.fullsend-exec/") || run[len(run)-2] != "sleep" {
-		t.Fatalf("exec %q", run)
-	}
-	if len(kill) != 5 || kill[0] != "/bin/sh" || !strings.Contains(kill[2], "kill -KILL") || kill[4] != pidFile {
-		t.Fatalf("no kill of %s after the timeout: %q", pidFile, kill)
+	for _, pair := range [][2][]string{{execs[1], execs[2]}, {execs[3], execs[4]}} {
+		run, kill := pair[0], pair[1]
+		// sh -c WRAPPER fullsend-exec CWD ROLE=confine BINARY PIDFILE FSIZE CMD…
+		if len(run) < 10 || run[5] != "FULLSEND_SANDBOX_ROLE=confine" || run[6] != sandbox.BinaryPath {
+			t.Fatalf("exec not under the confine role: %q", run)
+		}
+		pidFile := run[7]
+		if !strings.HasPrefix(pidFile, "/tmp/.fullsend-exec/") {
+			t.Fatalf("exec %q", run)
+		}
+		if len(kill) != 6 || kill[0] != "/bin/sh" || kill[4] != pidFile || !strings.Contains(kill[5], "kill -9") {
+			t.Fatalf("no kill of the session of %s after the exec: %q", pidFile, kill)
+		}
 	}
 }
 

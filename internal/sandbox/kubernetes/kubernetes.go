@@ -1,23 +1,31 @@
 package kubernetes
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fullsend-ai/fullsend/internal/gateway"
 	"github.com/fullsend-ai/fullsend/internal/lazyre"
 	"github.com/fullsend-ai/fullsend/internal/sandbox"
+	"github.com/fullsend-ai/fullsend/internal/sandbox/local/guest"
 )
 
 // Name is the backend's registered name.
 const Name = "kubernetes"
 
 var digestRef = lazyre.New(`^[a-zA-Z0-9][a-zA-Z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
+
+// NetworkCaveat is what the Pod's network isolation depends on.
+const NetworkCaveat = "egress is enforced only where the cluster's CNI enforces NetworkPolicy (the run's policy denies all but the egress gateway); elsewhere the Pod reaches whatever the cluster network routes to"
 
 // ReadyTimeout bounds how long Provision waits for the Pod to run.
 const ReadyTimeout = 5 * time.Minute
@@ -80,20 +88,22 @@ func (b *Backend) Capabilities() sandbox.Capabilities {
 		Isolation:        iso,
 		NetworkAllowlist: b.cfg.EgressGateway != "",
 		MemoryLimit:      true, CPULimit: true,
-		Seccomp: true,
+		Seccomp:       true,
+		NetworkCaveat: NetworkCaveat,
 		Limits: sandbox.LimitSupport{
-			Memory:    lim(sandbox.Enforced, "container memory limit (requests = limits); the OOM kill is not reported per exec"),
+			Memory:    lim(sandbox.Enforced, "container memory limit; an exec's OOM kill is read from the Pod's memory cgroup (oom_kill)"),
 			Pids:      lim(sandbox.NotEnforced, "no per-Pod field: only the node's kubelet podPidsLimit, if the cluster sets one"),
-			CPU:       lim(sandbox.Enforced, "container cpu limit (CFS quota)"),
+			CPU:       lim(sandbox.Enforced, fmt.Sprintf("container cpu limit (CFS quota); the request is at most %dm", CPURequestMilli)),
 			Tmp:       lim(sandbox.Enforced, "memory-backed emptyDir sizeLimit (tmpfs size)"),
-			Workspace: lim(sandbox.Weaker, "emptyDir sizeLimit and ephemeral-storage limit: the kubelet evicts the Pod when its periodic check finds more"),
+			Workspace: lim(sandbox.Weaker, "one file: RLIMIT_FSIZE; in all: emptyDir sizeLimit and ephemeral-storage limit, the kubelet evicts the Pod when its periodic check finds more"),
 			Output:    lim(sandbox.Enforced, "runner side: exec output capped and downloads staged and refused past it"),
 		},
 		Notes: []string{
-			"seccomp: the container runtime's RuntimeDefault profile only (fullsend's own filter is not stacked)",
+			"seccomp: the container runtime's RuntimeDefault profile plus fullsend's own filter (socket families, denied system calls, no setsid), stacked on every command by the image's fullsend binary",
 			"landlock: not applied",
-			"network: egress is enforced by a per-run NetworkPolicy (needs a CNI that enforces NetworkPolicy) and the egress gateway; per-binary rules are not enforced",
-			"exec timeout: the command's main process is killed; its children end with the Pod",
+			"network: " + NetworkCaveat + "; per-binary rules are not enforced",
+			"exec end and timeout: every process the command started (its session) is killed from a second exec",
+			"pid 1 of the Pod handles no signal: commands cannot end the Pod",
 		},
 	}
 }
@@ -169,7 +179,30 @@ func (b *Backend) Provision(ctx context.Context, s sandbox.Spec) (sandbox.Sessio
 	if err := b.waitRunning(ctx, objs.Pod.Name); err != nil {
 		return nil, errors.Join(fmt.Errorf("kubernetes sandbox %s: %w", id, err), ss.Terminate(context.WithoutCancel(ctx)))
 	}
+	if err := ss.probe(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("kubernetes sandbox %s: %w", id, err), ss.Terminate(context.WithoutCancel(ctx)))
+	}
 	return ss, nil
+}
+
+// probe checks, in one exec, that the image's fullsend binary plays the
+// confine role every command runs under, and reads the Pod's OOM kill
+// counter (the baseline of ExecResult.OOMKilled).
+func (s *session) probe(ctx context.Context) error {
+	var out, errOut bytes.Buffer
+	script := "(\n" + oomCount + "\n); exec env " + guest.EnvRole + `=confine "$0" "" 0`
+	err := s.b.exec(ctx, s.b.cfg.Namespace, s.name, []string{"/bin/sh", "-c", script, sandbox.BinaryPath}, nil, &out, &errOut)
+	if err != nil {
+		msg := strings.TrimSpace(errOut.String())
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		return fmt.Errorf("Pod %s/%s: %s does not run in the image (it must hold a static fullsend binary there; see docs/kubernetes.md): %w %s", s.b.cfg.Namespace, s.name, sandbox.BinaryPath, err, msg)
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(out.String()), 10, 64); err == nil && n > 0 {
+		s.oom.Store(n)
+	}
+	return nil
 }
 
 // fatalWaiting are container waiting reasons that will not resolve.
@@ -252,6 +285,8 @@ type session struct {
 	name   string
 	spec   sandbox.Spec
 	limits sandbox.Limits
+
+	oom atomic.Int64 // the Pod's OOM kill count last read
 
 	mu       sync.Mutex
 	dead     bool

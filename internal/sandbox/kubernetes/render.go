@@ -35,6 +35,13 @@ const (
 	UID           = 65532
 )
 
+// PID1 is the script the Pod's container runs.
+const PID1 = "trap '' HUP INT QUIT TERM USR1 USR2 ALRM PIPE; while :; do sleep 3600 & wait $!; done"
+
+// CPURequestMilli caps the Pod's cpu request (millicores); its limit is
+// Limits.CPUs.
+const CPURequestMilli = 250
+
 // Deadlines: a Pod lives at most its run's wall time plus ProvisionSlack
 // (activeDeadlineSeconds), DefaultDeadline when the run has no wall time;
 // never more than MaxDeadline (the gateway token's longest lifetime).
@@ -193,6 +200,12 @@ func renderPod(c Config, img string, meta ObjectMeta, env []EnvVar, l sandbox.Li
 		"cpu":               milliQuantity(int64(l.CPUs * 1000)),
 		"ephemeral-storage": bytesQuantity(l.WorkspaceBytes),
 	}
+	// The scheduler places the Pod by its requests: an agent mostly waits
+	// on its model, so it asks for at most CPURequestMilli and may burst
+	// to its limit (requests = limits would reserve whole nodes: cpus: 2,
+	// the default, is all of a 2-core node).
+	req := maps.Clone(res)
+	req["cpu"] = milliQuantity(min(int64(l.CPUs*1000), CPURequestMilli))
 	var rc *string
 	if c.RuntimeClass != "" {
 		r := c.RuntimeClass
@@ -221,8 +234,14 @@ func renderPod(c Config, img string, meta ObjectMeta, env []EnvVar, l sandbox.Li
 				Name:            ContainerName,
 				Image:           img,
 				ImagePullPolicy: "IfNotPresent",
-				// PID 1 sleeps until the Pod is deleted; commands come by exec.
-				Command:    []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"},
+				// PID 1 sleeps until the Pod is deleted (and reaps the
+				// orphans of execs); commands come by exec. It ignores the
+				// signals a shell would otherwise catch (sh -c catches
+				// SIGINT): the kernel drops every other signal sent to a
+				// pid namespace's init from inside (an exec's
+				// `kill -TERM 1`, `kill -KILL 1`). The kubelet's SIGKILL from
+				// outside still ends it.
+				Command:    []string{"/bin/sh", "-c", PID1},
 				WorkingDir: sandbox.Root,
 				Env:        env,
 				SecurityContext: &SecurityContext{
@@ -235,7 +254,7 @@ func renderPod(c Config, img string, meta ObjectMeta, env []EnvVar, l sandbox.Li
 					Capabilities:             &Capabilities{Drop: []string{"ALL"}},
 					SeccompProfile:           seccomp,
 				},
-				Resources: ResourceRequirements{Requests: res, Limits: maps.Clone(res)},
+				Resources: ResourceRequirements{Requests: req, Limits: res},
 				VolumeMounts: []VolumeMount{
 					{Name: "sandbox", MountPath: sandbox.Root},
 					{Name: "tmp", MountPath: "/tmp"},

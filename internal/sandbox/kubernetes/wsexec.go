@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,15 +32,26 @@ const (
 	chanClose    = 255
 )
 
+// Every stdin message must go out as one WebSocket frame: the API server
+// (apimachinery's wsstream, on golang.org/x/net/websocket) reads each
+// frame of a fragmented message as a message of its own and takes its
+// first byte for the channel, so a fragmented write lost one byte per
+// extra frame. gorilla fragments a message larger than its write buffer:
+// a chunk, its channel byte and the largest frame header (14 bytes) fit.
+const (
+	stdinChunk  = 16 << 10
+	writeBuffer = 32 << 10
+)
+
 // NewExecutor returns the Executor of cluster c.
 func NewExecutor(c *Cluster) Executor {
 	d := &websocket.Dialer{
 		Proxy:            c.Proxy,
-		TLSClientConfig:  c.TLS,
+		TLSClientConfig:  upgradeTLS(c.TLS),
 		HandshakeTimeout: 30 * time.Second,
 		Subprotocols:     []string{execProtocol},
 		ReadBufferSize:   32 << 10,
-		WriteBufferSize:  32 << 10,
+		WriteBufferSize:  writeBuffer,
 	}
 	return func(ctx context.Context, ns, pod string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		u, err := ExecURL(c.Server, ns, pod, cmd, stdin != nil)
@@ -63,6 +75,22 @@ func NewExecutor(c *Cluster) Executor {
 		}
 		return stream(ctx, conn, stdin, stdout, stderr)
 	}
+}
+
+// upgradeTLS is the exec dialer's own copy of the cluster's TLS settings,
+// offering HTTP/1.1 only in ALPN. A WebSocket upgrade is an HTTP/1.1
+// request: offered "h2" (which the REST transport adds to the config it is
+// given), a real API server picks it and the handshake fails ("websocket:
+// protocol "h2" was given but is not supported").
+func upgradeTLS(base *tls.Config) *tls.Config {
+	var c *tls.Config
+	if base != nil {
+		c = base.Clone()
+	} else {
+		c = &tls.Config{}
+	}
+	c.NextProtos = []string{"http/1.1"}
+	return c
 }
 
 // dialError names what refused the upgrade: the API server's Status when
@@ -90,7 +118,7 @@ func stream(ctx context.Context, conn *websocket.Conn, stdin io.Reader, stdout, 
 	}
 	if stdin != nil {
 		go func() {
-			buf := make([]byte, 32<<10)
+			buf := make([]byte, stdinChunk)
 			for {
 				n, err := stdin.Read(buf)
 				if n > 0 && send(chanStdin, buf[:n]) != nil {

@@ -61,7 +61,7 @@ func (b *Backend) Name() string { return Name }
 // Capabilities implements sandbox.Backend. Limits reports what this
 // machine allows: cgroup controllers this process may use, else rlimits.
 func (b *Backend) Capabilities() sandbox.Capabilities {
-	c := sandbox.Capabilities{Isolation: "user+mount+pid+ipc+uts+net+cgroup namespaces", NetworkAllowlist: true, Seccomp: true, UpdateNetwork: true, Snapshot: true}
+	c := sandbox.Capabilities{Isolation: "user+mount+pid+ipc+uts+net+cgroup namespaces", NetworkAllowlist: true, Seccomp: true, UpdateNetwork: true, Snapshot: true, HostMounts: true, HostServices: true}
 	c.Landlock = guest.LandlockABI() > 0
 	if !c.Landlock {
 		c.Notes = append(c.Notes, "landlock: not available in this kernel")

@@ -79,6 +79,33 @@ func (s *suite) backend(t *testing.T, privateLoopback bool) (sandbox.Backend, st
 	return s.factory(t, o), tmp
 }
 
+// caps is the backend's declared capabilities (what the suite may skip by).
+func (s *suite) caps(t *testing.T) sandbox.Capabilities {
+	t.Helper()
+	b, _ := s.backend(t, true)
+	return b.Capabilities()
+}
+
+// needHostMounts skips a test of host directory mounts on a backend that
+// declares it has none (a Kubernetes Pod).
+func (s *suite) needHostMounts(t *testing.T) {
+	t.Helper()
+	if !s.caps(t).HostMounts {
+		t.Skip("SKIPPED BY CAPABILITY: the backend mounts no host directories (Capabilities.HostMounts false)")
+	}
+}
+
+// mounts is ms on a backend with host mounts, else none (the test checks
+// the rest).
+func (s *suite) mounts(t *testing.T, ms ...sandbox.Mount) []sandbox.Mount {
+	t.Helper()
+	if !s.caps(t).HostMounts {
+		t.Log("no host mounts here (Capabilities.HostMounts false): checked without them")
+		return nil
+	}
+	return ms
+}
+
 func (s *suite) provision(t *testing.T, spec sandbox.Spec) sandbox.Session {
 	t.Helper()
 	b, _ := s.backend(t, true)
@@ -247,6 +274,7 @@ func (s *suite) timeoutKillsTree(t *testing.T) {
 }
 
 func (s *suite) readOnlyMount(t *testing.T) {
+	s.needHostMounts(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("original"), 0o644); err != nil {
 		t.Fatal(err)
@@ -274,6 +302,7 @@ func (s *suite) readOnlyMount(t *testing.T) {
 }
 
 func (s *suite) readWriteMount(t *testing.T) {
+	s.needHostMounts(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "existing"), []byte("a"), 0o644)
 	ss := s.provision(t, sandbox.Spec{Mounts: []sandbox.Mount{{Source: dir, Target: "/work/repo"}}})
@@ -302,7 +331,7 @@ func (s *suite) outsideInvisible(t *testing.T) {
 	os.WriteFile(secret, []byte("TOPSECRET"), 0o644)
 	os.Chmod(home, 0o755)
 	work := t.TempDir()
-	ss := s.provision(t, sandbox.Spec{Mounts: []sandbox.Mount{{Source: work, Target: "/work"}}})
+	ss := s.provision(t, sandbox.Spec{Mounts: s.mounts(t, sandbox.Mount{Source: work, Target: "/work"})})
 	r := sh(t, ss, "cat "+secret+"; ls "+home+"; cat /etc/shadow; ls /root; cat /proc/1/environ; find / -xdev -name .secret-token 2>/dev/null")
 	if strings.Contains(string(r.Stdout), "TOPSECRET") || strings.Contains(string(r.Stdout), ".secret-token") {
 		t.Errorf("secret visible: %q", r.Stdout)
@@ -373,7 +402,19 @@ func okServer(t *testing.T, tlsServer bool) (*httptest.Server, string) {
 	return srv, port
 }
 
+// needHostProxy skips the proxy tests on a backend without an egress
+// allowlist or whose proxy cannot reach the runner host: their test
+// servers listen on the runner's loopback, their names resolve through
+// the suite's Resolver in the runner.
+func (s *suite) needHostProxy(t *testing.T) {
+	t.Helper()
+	if c := s.caps(t); !c.NetworkAllowlist || !c.HostServices {
+		t.Skipf("SKIPPED BY CAPABILITY: needs an egress allowlist enforced by a proxy that reaches the runner host (NetworkAllowlist %v, HostServices %v)", c.NetworkAllowlist, c.HostServices)
+	}
+}
+
 func (s *suite) proxyAllowlist(t *testing.T) {
+	s.needHostProxy(t)
 	_, port := okServer(t, false)
 	_, tport := okServer(t, true)
 	_, sport := okServer(t, false)
@@ -417,6 +458,7 @@ func (s *suite) proxyAllowlist(t *testing.T) {
 }
 
 func (s *suite) proxyInternal(t *testing.T) {
+	s.needHostProxy(t)
 	_, port := okServer(t, false)
 	var log syncbuf.Buffer
 	b, _ := s.backend(t, false) // loopback NOT exempted
@@ -532,6 +574,9 @@ func (s *suite) pidsLimit(t *testing.T) {
 	// backend's documentation); 60 processes must not all start.
 	b, _ := s.backend(t, true)
 	pids := b.Capabilities().Limits.Pids
+	if pids.Level == sandbox.NotEnforced {
+		t.Skipf("SKIPPED BY CAPABILITY: pids limit not enforced here (%s)", pids.How)
+	}
 	ss := provisionOn(t, b, sandbox.Spec{Limits: sandbox.Limits{Pids: 24}})
 	if n := spawnCount(t, ss); n == 0 || n > 24+PidsSlack {
 		t.Errorf("processes alive under pids=24: %d", n)
@@ -647,7 +692,7 @@ func (s *suite) uploadDownload(t *testing.T) {
 	writeTree(t, src, files)
 	os.Chmod(filepath.Join(src, "a.txt"), 0o755)
 	ro := t.TempDir()
-	ss := s.provision(t, sandbox.Spec{Mounts: []sandbox.Mount{{Source: ro, Target: "/ro", ReadOnly: true}}})
+	ss := s.provision(t, sandbox.Spec{Mounts: s.mounts(t, sandbox.Mount{Source: ro, Target: "/ro", ReadOnly: true})})
 	ctx := context.Background()
 	if err := ss.Upload(ctx, src, "/sandbox/in"); err != nil {
 		t.Fatal(err)
@@ -677,7 +722,7 @@ func (s *suite) uploadDownload(t *testing.T) {
 	}
 	// Uploads obey the sandbox's permissions.
 	if err := ss.Upload(ctx, src, "/ro/x"); err == nil {
-		t.Errorf("upload into a read-only mount succeeded")
+		t.Errorf("upload into a read-only mount (or, without mounts, the read-only root) succeeded")
 	}
 	if err := ss.Download(ctx, "/nonexistent", filepath.Join(t.TempDir(), "x")); err == nil {
 		t.Errorf("download of a missing path succeeded")
@@ -705,7 +750,7 @@ func (s *suite) terminate(t *testing.T) {
 	b, tmp := s.backend(t, true)
 	work := t.TempDir()
 	mountsBefore, _ := os.ReadFile("/proc/self/mountinfo")
-	ss, err := b.Provision(context.Background(), sandbox.Spec{Mounts: []sandbox.Mount{{Source: work, Target: "/work"}}, Limits: sandbox.Limits{Pids: 64, MemoryBytes: 256 << 20}})
+	ss, err := b.Provision(context.Background(), sandbox.Spec{Mounts: s.mounts(t, sandbox.Mount{Source: work, Target: "/work"}), Limits: sandbox.Limits{Pids: 64, MemoryBytes: 256 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -736,7 +781,7 @@ func (s *suite) terminate(t *testing.T) {
 	}
 	mountsAfter, _ := os.ReadFile("/proc/self/mountinfo")
 	if string(mountsBefore) != string(mountsAfter) || strings.Contains(string(mountsAfter), ss.ID()) {
-		t.Errorf("host mount table changed")
+		t.Errorf("host mount table changed: %s", mountDiff(string(mountsBefore), string(mountsAfter)))
 	}
 	if leftovers := cgroupLeftovers(ss.ID()); len(leftovers) > 0 {
 		t.Errorf("cgroups left behind: %v", leftovers)
@@ -747,6 +792,32 @@ func (s *suite) terminate(t *testing.T) {
 	if _, err := ss.Exec(context.Background(), sandbox.ExecRequest{Args: []string{"true"}}); err == nil {
 		t.Errorf("exec after terminate succeeded")
 	}
+}
+
+// mountDiff names the mount points only one of two mountinfo tables has.
+func mountDiff(before, after string) string {
+	points := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			if f := strings.Fields(l); len(f) > 4 {
+				m[f[4]] = true
+			}
+		}
+		return m
+	}
+	b, a := points(before), points(after)
+	var out []string
+	for p := range a {
+		if !b[p] {
+			out = append(out, "+"+p)
+		}
+	}
+	for p := range b {
+		if !a[p] {
+			out = append(out, "-"+p)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func cgroupLeftovers(id string) []string {

@@ -118,3 +118,24 @@ func (o Ops) Download(ctx context.Context, sandboxPath, hostPath string) error {
 	}
 	return nil
 }
+
+// KillSessionScript is the shell script (run as `sh -c SCRIPT kill PIDFILE`)
+// that kills, from inside a container, every process of an exec's session:
+// the confine role (package guest) of the exec's session leader created
+// the empty file PIDFILE.SID, SID being its pid, and installed a seccomp
+// filter refusing setsid, so all the exec started is still in session SID.
+// It uses shell builtins only (it works when the pids limit is reached),
+// repeats while it finds processes (a forking loop) and never kills itself.
+const KillSessionScript = `sid=
+for f in "$1".*; do [ -e "$f" ] && sid=${f##*.}; done
+[ -n "$sid" ] || exit 0
+for pass in 1 2 3 4 5; do found=
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" = "$$" ] && continue
+    read -r line < "$p/stat" 2>/dev/null || continue
+    set -- ${line##*) }
+    case "$1" in Z|X) continue;; esac
+    [ "$4" = "$sid" ] && kill -9 "${p#/proc/}" 2>/dev/null && found=1
+  done
+  [ -z "$found" ] && break
+done`
