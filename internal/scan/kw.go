@@ -140,19 +140,36 @@ func (m *kwMatcher) find(b []byte, fn func(off, kw int)) {
 	at := 0
 	if n >= 4 {
 		h := fold(b[0])<<16 | fold(b[1])<<8 | fold(b[2])
-		for i, c := range b[3:] { // position i, fourth byte c
-			h = h<<8 | fold(c)
-			q, p := quadHash(h), h>>16
-			if m.quad[q>>6]&(1<<(q&63)) == 0 && m.fpair[p>>6]&(1<<(p&63)) == 0 {
-				continue
+		for i := 3; ; i++ { // i: the fourth byte of position i-3
+			if i, h = m.skip(b, i, h); i >= n {
+				break
 			}
-			m.at(b, i, fn)
+			m.at(b, i-3, fn)
 		}
 		at = n - 3
 	}
 	for ; at+1 < n; at++ {
 		m.at(b, at, fn)
 	}
+}
+
+// skip returns the first i at or after from whose position i-3 passes
+// the quad or the pair probe (len(b) when none does), and h rolled on to
+// b[i] (h holds the folded bytes before from). The loop makes no call, so
+// its state stays in registers.
+func (m *kwMatcher) skip(b []byte, from int, h uint32) (int, uint32) {
+	quad, fpair := &m.quad, &m.fpair
+	if from < 0 {
+		from = 0
+	}
+	for i, c := range b[from:] {
+		h = h<<8 | fold(c)
+		q, p := quadHash(h), h>>16
+		if quad[q>>6]&(1<<(q&63)) != 0 || fpair[p>>6]&(1<<(p&63)) != 0 {
+			return from + i, h
+		}
+	}
+	return len(b), h
 }
 
 // at calls fn for the keywords occurring at offset at of b (at+1 < len(b)),
