@@ -42,7 +42,7 @@ type kwMatcher struct {
 // fold maps a byte for find's filter: ASCII upper-case letters to lower
 // case with one OR (other bytes may collide, e.g. '@' with '`': the
 // filter only has to pass every keyword position, at compares exactly).
-func fold(c byte) uint32 { return uint32(c | 0x20) }
+func fold(c byte) uint32 { return uint32(c) | 0x20 }
 
 var lowerTable = func() (t [256]byte) {
 	for i := range t {
