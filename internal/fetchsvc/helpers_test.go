@@ -124,15 +124,17 @@ func (w *world) attach(s *fetchsvc.Server, err error) *fetchsvc.Server {
 	return s
 }
 
-// harness parses a harness with the world's allowlist and extra lines.
-func (w *world) harness(extra string) *harness.Harness {
+// harness parses a harness with the world's allowlist and extra lines;
+// the service reads only its settings, never a reference, so it stands
+// for a resolved one as is.
+func (w *world) harness(extra string) *harness.Materialized {
 	w.t.Helper()
 	y := fmt.Sprintf("agent: agents/a.md\nallowed_remote_resources:\n  - %s\n  - https://example.test/lib/\n%s", w.prefix(), extra)
 	h, err := harness.Parse("h.yaml", []byte(y))
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	return h
+	return harness.Materialize(h)
 }
 
 // auditEntries reads the audit log (none when it does not exist).

@@ -32,7 +32,7 @@ type Server struct {
 // allow_runtime_fetch: true, with h's effective allowed_remote_resources
 // and max_runtime_fetches (o.Allowed and o.MaxFetches are overwritten).
 // Otherwise it returns (nil, nil) and opens nothing: no port, no token.
-func StartIfAllowed(ctx context.Context, h *harness.Harness, o Options) (*Server, error) {
+func StartIfAllowed(ctx context.Context, h *harness.Materialized, o Options) (*Server, error) {
 	if h == nil || !h.AllowRuntimeFetch {
 		return nil, nil
 	}

@@ -34,12 +34,12 @@ func TestNotAllowedStartsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := Options{Store: store, Scanner: nopScanner{}, Audit: audit.Open(t.TempDir() + "/audit.jsonl")}
-	parse := func(y string) *harness.Harness {
+	parse := func(y string) *harness.Materialized {
 		h, err := harness.Parse("h.yaml", []byte(y))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return h
+		return harness.Materialize(h) // no reference is read here
 	}
 	base := "agent: a.md\nallowed_remote_resources: [\"https://github.com/o/\"]\n"
 	addr := freePort(t)
@@ -47,7 +47,7 @@ func TestNotAllowedStartsNothing(t *testing.T) {
 	testOnlyListenAddr = addr
 	t.Cleanup(func() { testOnlyListenAddr = old })
 
-	for name, h := range map[string]*harness.Harness{
+	for name, h := range map[string]*harness.Materialized{
 		"false": parse(base + "allow_runtime_fetch: false\n"),
 		"unset": parse(base),
 		"nil":   nil,

@@ -94,6 +94,15 @@
 // skill whose SKILL.md is a symlink is rejected ("is a symlink"). Absolute
 // references and host_files sources stay host paths opened as-is.
 //
+// # As written and materialized
+//
+// A Harness holds its references as written: load, validate, pin and
+// vendor read and edit it. Package resolve returns a Materialized, the same
+// settings with every reference replaced by a local path; the runner and
+// the runtimes take that type. The two are distinct types, so one cannot
+// be passed where the other is meant, and Materialized has none of the
+// methods that read references as written (Refs, Resolve, Check, …).
+//
 // # Validation (Validate / Check)
 //
 //   - allowed_remote_resources entries are https URLs ending in "/" and each

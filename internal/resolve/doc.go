@@ -4,7 +4,9 @@
 // follows every reference to the full transitive closure, fetches what is
 // remote exactly once, verifies every byte against its pin, scans remote
 // content before it is cached, and returns the graph plus the harness with
-// every reference replaced by a local path.
+// every reference replaced by a local path: a harness.Materialized
+// (Result.Harness), a type of its own so that the compiler tells it from
+// the harness as written (harness.Harness, Result.Loaded).
 //
 // # Edges
 //

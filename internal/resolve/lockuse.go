@@ -164,7 +164,7 @@ func LockEntry(res *Result, now time.Time) *lock.Harness {
 
 // replaced returns a copy of h whose references are the local paths of
 // the root's edges.
-func replaced(h *harness.Harness, root *Node) *harness.Harness {
+func replaced(h *harness.Harness, root *Node) *harness.Materialized {
 	c := cloneHarness(h)
 	for _, e := range root.Edges {
 		if e.Field == "base" {
@@ -172,7 +172,7 @@ func replaced(h *harness.Harness, root *Node) *harness.Harness {
 		}
 		setField(c, e.Field, e.To.LocalPath)
 	}
-	return c
+	return harness.Materialize(c)
 }
 
 func cloneHarness(h *harness.Harness) *harness.Harness {

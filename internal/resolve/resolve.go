@@ -116,7 +116,7 @@ type Result struct {
 	// Harness is the loaded harness with every reference replaced by a
 	// local path: cache paths for remote resources, resolved paths for
 	// local ones (${VAR} host files and missing optional ones as written).
-	Harness *harness.Harness
+	Harness *harness.Materialized
 	// Loaded is the harness as loaded (references as written).
 	Loaded *harness.Harness
 	// Graph is the dependency graph.

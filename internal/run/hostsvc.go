@@ -38,7 +38,7 @@ const PreflightLog = "preflight_check.log"
 // whether it can run here), the host services of the run, and the
 // upstream run fields. It runs after planSpec (it adds mounts and
 // services to the spec).
-func (p *Plan) planAgentCLI(h *harness.Harness, cfg *config.Config) {
+func (p *Plan) planAgentCLI(h *harness.Materialized, cfg *config.Config) {
 	if h.SandboxTimeoutSeconds > 0 {
 		p.ProvisionTimeout = time.Duration(h.SandboxTimeoutSeconds) * time.Second
 	}

@@ -120,7 +120,7 @@ type Plan struct {
 	ResolveTime time.Duration
 	// Harness and Config are the resolved harness and the org config
 	// (the runtime fetch service needs them).
-	Harness    *harness.Harness
+	Harness    *harness.Materialized
 	Config     *config.Config
 	runtimeErr error
 	// planned is the runtime's part of the plan (planRuntime), applied
@@ -423,7 +423,7 @@ func (p *Plan) planBackend(cfg *config.Config, o Options) string {
 
 // planAgent sets the agent file, its name, the model and the sandbox
 // hooks the harness turns off.
-func (p *Plan) planAgent(h *harness.Harness) error {
+func (p *Plan) planAgent(h *harness.Materialized) error {
 	if h.Agent == "" {
 		return &PlanError{Field: "agent", Err: errors.New("the harness names no agent")}
 	}
@@ -471,7 +471,7 @@ func (p *Plan) planSkillsAndPlugins(res *resolve.Result) error {
 // environment (unset variables: empty, with a note); the entries the
 // runtime keeps out of the sandbox (the native runtime's model key) are
 // dropped with a note.
-func (p *Plan) planEnv(h *harness.Harness, o Options) {
+func (p *Plan) planEnv(h *harness.Materialized, o Options) {
 	var missing []string
 	p.SandboxEnv, missing = expandMap(h.Env.Sandbox, o.Getenv)
 	if len(missing) > 0 {
@@ -491,7 +491,7 @@ func (p *Plan) planEnv(h *harness.Harness, o Options) {
 }
 
 // setHostFiles plans the host files, noting each one skipped.
-func (p *Plan) setHostFiles(h *harness.Harness, o Options) error {
+func (p *Plan) setHostFiles(h *harness.Materialized, o Options) error {
 	var err error
 	if p.HostFiles, err = planHostFiles(h, o); err != nil {
 		return err
@@ -506,7 +506,7 @@ func (p *Plan) setHostFiles(h *harness.Harness, o Options) error {
 
 // planScripts sets the host scripts, the validation settings and the
 // time limits.
-func (p *Plan) planScripts(h *harness.Harness) {
+func (p *Plan) planScripts(h *harness.Materialized) {
 	p.PreScript, p.PostScript = h.PreScript, h.PostScript
 	p.MaxIterations = 1
 	if vl := h.ValidationLoop; vl != nil {
@@ -547,7 +547,7 @@ func (p *Plan) planOrgAgentsMD(o Options) {
 
 // planScan sets the scan options and fail mode, with notes for what the
 // harness asks that is not applied.
-func (p *Plan) planScan(h *harness.Harness, cfg *config.Config, o Options) {
+func (p *Plan) planScan(h *harness.Materialized, cfg *config.Config, o Options) {
 	p.Scan = scan.OptionsFromConfig(cfg, &scan.Overrides{FailMode: h.Security.FailMode, ContextInjection: h.Security.ContextInjection})
 	if o.CacheDir != "" {
 		p.Scan.FindingsLog = scan.FindingsPath(o.CacheDir)
@@ -681,7 +681,7 @@ func refOf(n *resolve.Node) string {
 // against the working directory and checks existence: a missing optional
 // file is skipped with a reason, a missing required one is an error naming
 // the entry.
-func planHostFiles(h *harness.Harness, o Options) ([]HostFile, error) {
+func planHostFiles(h *harness.Materialized, o Options) ([]HostFile, error) {
 	var out []HostFile
 	for i, spec := range h.HostFiles {
 		field := fmt.Sprintf("host_files[%d]", i)
@@ -718,7 +718,7 @@ func planHostFiles(h *harness.Harness, o Options) ([]HostFile, error) {
 	return out, nil
 }
 
-func (p *Plan) planSpec(h *harness.Harness, cfg *config.Config) error {
+func (p *Plan) planSpec(h *harness.Materialized, cfg *config.Config) error {
 	var allow []string
 	var pol policyFile
 	if h.Policy != "" {

@@ -41,7 +41,7 @@ const CABundlePath = "/sandbox/.fullsend/ca-bundle.pem"
 // runtime's ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN). An
 // env.sandbox entry of the same name is dropped (the placeholder wins); a
 // runtime's key left in env.sandbox is warned about.
-func (p *Plan) planSecrets(h *harness.Harness, cfg *config.Config) error {
+func (p *Plan) planSecrets(h *harness.Materialized, cfg *config.Config) error {
 	add := func(name string) {
 		if !slices.Contains(p.Secrets, name) {
 			p.Secrets = append(p.Secrets, name)

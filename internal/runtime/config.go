@@ -53,10 +53,10 @@ type Planner interface {
 
 // PlanInput is what a runtime's planner sees of the run being planned.
 type PlanInput struct {
-	Harness     *harness.Harness // resolved (every reference a local path)
-	HarnessFile string           // the harness's local file ("" when remote)
-	Org         *config.Config   // config.yaml
-	Backend     string           // sandbox backend name
+	Harness     *harness.Materialized // resolved (every reference a local path)
+	HarnessFile string                // the harness's local file ("" when remote)
+	Org         *config.Config        // config.yaml
+	Backend     string                // sandbox backend name
 	// Flags are the runtime's settings from the command line (its
 	// Flags.Parse; nil: none).
 	Flags Config
@@ -143,7 +143,7 @@ type ImageChecker interface {
 
 // IgnoredEffort is the note of a runtime without a reasoning effort
 // setting for a harness that sets effort: (nil when it does not).
-func IgnoredEffort(h *harness.Harness) []string {
+func IgnoredEffort(h *harness.Materialized) []string {
 	if h == nil || h.Effort == "" {
 		return nil
 	}

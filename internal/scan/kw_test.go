@@ -159,7 +159,7 @@ func (m *kwMatcher) findRef(b []byte, fn func(off, kw int)) {
 		if i >= 2 {
 			if th := triHash(h); m.tri[th>>6]&(1<<(th&63)) != 0 {
 				at := i - 2
-				l := int(m.triSlot[th]) - 1
+				l := m.triList(th)
 				var next byte
 				if i+1 < len(b) {
 					next = lowerTable[b[i+1]]

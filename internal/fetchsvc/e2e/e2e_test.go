@@ -101,7 +101,7 @@ allow_runtime_fetch: true
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.svc, err = fetchsvc.StartIfAllowed(ctx, h, fetchsvc.Options{
+	f.svc, err = fetchsvc.StartIfAllowed(ctx, harness.Materialize(h), fetchsvc.Options{
 		Config: cfg, Store: f.store, Scanner: pl, Audit: audit.Open(audit.Path(f.cacheDir)), TraceID: "trace-e2e", Log: f.log,
 		Network: func() (*resolve.Network, error) {
 			return resolve.NewNetwork(cfg, srv.Getenv(""), srv.Reach), nil
