@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -116,6 +117,25 @@ func TestVendorBaseRoundTrip(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "lock.yaml")); string(b) != string(lockBefore) {
 		t.Fatalf("an up-to-date vendor --base rewrote lock.yaml")
+	}
+	code, stdout, stderr = fullsend("vendor", "--base", "--json", harness, "pre_script")
+	var rep struct {
+		Harness string `json:"harness"`
+		Lock    string `json:"lock"`
+		Scripts []struct {
+			Field   string `json:"field"`
+			Path    string `json:"path"`
+			Changed bool   `json:"changed"`
+			Commit  string `json:"commit"`
+			SHA256  string `json:"sha256"`
+		} `json:"scripts"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil || rep.Lock != "unchanged" || len(rep.Scripts) != 1 ||
+		rep.Scripts[0].Field != "pre_script" || rep.Scripts[0].Path != rel || rep.Scripts[0].Changed || rep.Scripts[0].Commit != first || rep.Scripts[0].SHA256 != lf.Vendor[0].SHA256 {
+		t.Fatalf("vendor --base --json: exit %d %v %+v\n%s\n%s", code, err, rep, stdout, stderr)
+	}
+	if code, _, stderr := fullsend("vendor", "--base", harness, "post_script"); code != 2 || !strings.Contains(stderr, `no base script in field "post_script"; the base's scripts are in: pre_script`) {
+		t.Fatalf("vendor --base with a field the base does not name: exit %d %s", code, stderr)
 	}
 
 	// Tamper with the copy: refused, with or without --frozen.
