@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/atomicfile"
 	"github.com/fullsend-ai/fullsend/internal/config"
 	"github.com/fullsend-ai/fullsend/internal/forge"
+	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/lock"
 	"github.com/fullsend-ai/fullsend/internal/pin"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -22,9 +24,9 @@ import (
 )
 
 func newPinCmd(env *Env) *cobra.Command {
-	var asJSON, update, dryRun bool
+	var asJSON, update, dryRun, vendorScripts bool
 	cmd := &cobra.Command{
-		Use:   "pin [--json] HARNESS FIELD URL | pin --update [--dry-run] [--json] HARNESS [FIELD…]",
+		Use:   "pin [--json] [--vendor] HARNESS FIELD URL | pin --update [--dry-run] [--json] [--vendor] HARNESS [FIELD…]",
 		Short: "Pin a remote resource at a branch or tag into a harness (or move pinned references)",
 		Long: `pin HARNESS FIELD URL resolves the branch or tag of the forge URL to a commit
 through the forge API, fetches the resource at that commit (through the same
@@ -48,7 +50,12 @@ harness diff and writes nothing.
 Before anything is written the edited harness is resolved completely (every
 reference fetched or found in the cache, verified and scanned); the harness
 is then replaced atomically, and its lock.yaml entry, when the harness is
-locked, is rewritten to match.`,
+locked, is rewritten to match.
+
+A remote base's scripts (pre_script, post_script, validation_loop.script)
+run on the host and are never fetched at run time: with --vendor, pin also
+vendors the scripts the (new) base names, as vendor --base does, in the same
+step; without it a base that names scripts not vendored yet is refused.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if update {
 				if len(args) < 1 {
@@ -66,14 +73,15 @@ locked, is rewritten to match.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if update {
-				return env.pinUpdate(cmd, args[0], args[1:], dryRun, asJSON)
+				return env.pinUpdate(cmd, args[0], args[1:], dryRun, vendorScripts, asJSON)
 			}
-			return env.pinOne(cmd, args[0], args[1], args[2], asJSON)
+			return env.pinOne(cmd, args[0], args[1], args[2], vendorScripts, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&update, "update", false, `move every reference with a "# pin: REF" comment to REF's current commit`)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --update: print the diff, write nothing")
+	cmd.Flags().BoolVar(&vendorScripts, "vendor", false, "also vendor the scripts a remote base names (as vendor --base)")
 	return cmd
 }
 
@@ -144,6 +152,8 @@ type pinReport struct {
 	Lock         string      `json:"lock"`
 	DryRun       bool        `json:"dry_run,omitempty"`
 	Diff         string      `json:"diff,omitempty"`
+	// Vendored: the base scripts --vendor copied (vendor --base).
+	Vendored []vendorResult `json:"vendored,omitempty"`
 }
 
 func scanSummary(p *resolve.Pinned) string {
@@ -183,7 +193,7 @@ func (e *Env) pinFetch(cmd *cobra.Command, harnessArg, rawURL, kind, notLocal st
 	return pt, rf, p, nil
 }
 
-func (e *Env) pinOne(cmd *cobra.Command, harnessArg, fieldName, rawURL string, asJSON bool) error {
+func (e *Env) pinOne(cmd *cobra.Command, harnessArg, fieldName, rawURL string, vendorScripts, asJSON bool) error {
 	f, err := pin.LookupField(fieldName)
 	if err != nil {
 		return usageError{err}
@@ -222,7 +232,13 @@ func (e *Env) pinOne(cmd *cobra.Command, harnessArg, fieldName, rawURL string, a
 		rep.AllowedAdded = add
 	}
 	rep.References = []pinResult{res}
-	if rep.Lock, err = e.commitHarness(cmd.Context(), cmd, pt, pt.doc.Bytes()); err != nil {
+	bv, err := e.pinVendor(cmd, pt, pt.doc.Bytes(), vendorScripts)
+	if err != nil {
+		return err
+	}
+	rep.Vendored = bv.results
+	if rep.Lock, err = e.commitHarness(cmd.Context(), cmd, pt, pt.doc.Bytes(), bv.changed...); err != nil {
+		bv.undo()
 		return err
 	}
 	e.finishProgress()
@@ -235,6 +251,7 @@ func (e *Env) pinOne(cmd *cobra.Command, harnessArg, fieldName, rawURL string, a
 	if rep.AllowedAdded != "" {
 		fmt.Fprintf(w, "  allowed_remote_resources: added %s\n", rep.AllowedAdded)
 	}
+	writeBaseVendored(e, rep.Vendored)
 	fmt.Fprintf(w, "  wrote %s; lock: %s\n", rep.Harness, rep.Lock)
 	return nil
 }
@@ -278,7 +295,7 @@ func sameResource(doc *pin.Doc, f pin.Field, u string, forges []config.Forge) in
 	return -1
 }
 
-func (e *Env) pinUpdate(cmd *cobra.Command, harnessArg string, only []string, dryRun, asJSON bool) error {
+func (e *Env) pinUpdate(cmd *cobra.Command, harnessArg string, only []string, dryRun, vendorScripts, asJSON bool) error {
 	for _, name := range only {
 		if _, err := pin.LookupField(name); err != nil {
 			return usageError{err}
@@ -331,7 +348,13 @@ func (e *Env) pinUpdate(cmd *cobra.Command, harnessArg string, only []string, dr
 	case dryRun:
 		rep.Lock = "not written (--dry-run)"
 	default:
-		if rep.Lock, err = e.commitHarness(ctx, cmd, pt, newSrc); err != nil {
+		bv, err := e.pinVendor(cmd, pt, newSrc, vendorScripts)
+		if err != nil {
+			return err
+		}
+		rep.Vendored = bv.results
+		if rep.Lock, err = e.commitHarness(ctx, cmd, pt, newSrc, bv.changed...); err != nil {
+			bv.undo()
 			return err
 		}
 	}
@@ -359,6 +382,7 @@ func (e *Env) pinUpdate(cmd *cobra.Command, harnessArg string, only []string, dr
 		return nil
 	}
 	if rep.Diff != "" {
+		writeBaseVendored(e, rep.Vendored)
 		fmt.Fprintf(w, "wrote %s; lock: %s\n", rep.Harness, rep.Lock)
 	}
 	return nil
@@ -407,8 +431,12 @@ func (e *Env) commitHarness(ctx context.Context, cmd *cobra.Command, pt *pinTarg
 	}
 	t := pt.HarnessTarget
 	t.Path = tmpName
-	res, err := e.resolveTarget(ctx, cmd, t, ResolveFlags{}, false)
+	res, err := e.resolveTarget(ctx, cmd, t, ResolveFlags{vendored: vendored}, false)
 	if err != nil {
+		if errors.Is(err, harness.ErrExecutableRemote) {
+			// A remote base's script: the fix is vendoring it.
+			err = fmt.Errorf("%w (a script a remote base names is served only by a vendored copy: pin with --vendor, or run `fullsend vendor --base HARNESS` once the base is pinned)", err)
+		}
 		return "", fmt.Errorf("%s: the pinned harness does not resolve, nothing written: %w", displayPath(pt.Path), err)
 	}
 	source := path.Join(path.Dir(res.Source), filepath.Base(pt.Path))
@@ -429,8 +457,10 @@ func (e *Env) commitHarness(ctx context.Context, cmd *cobra.Command, pt *pinTarg
 			return "", err
 		}
 	}
-	if err := atomicfile.Write(pt.Path, newSrc, fi.Mode().Perm()); err != nil {
-		return "", err
+	if !bytes.Equal(newSrc, pt.src) {
+		if err := atomicfile.Write(pt.Path, newSrc, fi.Mode().Perm()); err != nil {
+			return "", err
+		}
 	}
 	if len(vendored) > 0 {
 		if lf == nil {

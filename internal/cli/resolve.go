@@ -40,6 +40,8 @@ type ResolveFlags struct {
 	forgeOptional bool
 	// commits: resolve branch and tag URLs to commits (lock).
 	commits bool
+	// vendored: vendor: entries being written, used over lock.yaml's.
+	vendored []lock.Vendored
 }
 
 func (f *ResolveFlags) add(cmd *cobra.Command, forge bool) {
@@ -87,6 +89,8 @@ func (e *Env) resolveTarget(ctx context.Context, cmd *cobra.Command, t HarnessTa
 			return nil, err
 		}
 		opts.Lock = lf
+	} else if opts.Lock, err = vendorLock(t.LockPath(), f.vendored); err != nil {
+		return nil, err
 	}
 	target := t.Path
 	if t.URL != "" {

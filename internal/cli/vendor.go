@@ -20,9 +20,9 @@ import (
 )
 
 func newVendorCmd(env *Env) *cobra.Command {
-	var asJSON, update bool
+	var asJSON, update, base bool
 	cmd := &cobra.Command{
-		Use:   "vendor [--json] HARNESS FIELD URL | vendor --update [--json] HARNESS",
+		Use:   "vendor [--json] HARNESS FIELD URL | vendor --base [--json] HARNESS [FIELD…] | vendor --update [--json] HARNESS",
 		Short: "Copy a remote script into the fullsend dir, recorded with its URL and sha256 in lock.yaml",
 		Long: `Scripts run on the host, so a harness names them as local files only. vendor
 HARNESS FIELD URL (FIELD: ` + pin.ScriptFieldNames() + `) resolves the URL's branch or
@@ -35,8 +35,24 @@ the vendored file no longer hashes to the recorded sha256, with or without
 
 vendor --update HARNESS fetches every vendored script of the harness again at
 its ref's current commit, rewrites the copies that changed and their lock
-records: the reviewable change is the script diff plus the lock diff.`,
+records: the reviewable change is the script diff plus the lock diff.
+
+vendor --base HARNESS [FIELD…] vendors the scripts a remote base of the
+harness names and the harness leaves to it (default: all of them), at the URL
+the composed base names, without writing any field of the harness: the
+vendor: entry alone serves the base's field (audited as base_script). Run it
+again after the base moves (pin --update); a copy that is up to date is left
+alone.`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if base && update {
+				return usageError{errors.New("vendor: --base and --update do not go together; after the base moves, run vendor --base again")}
+			}
+			if base {
+				if len(args) < 1 {
+					return usageError{errors.New("vendor --base: want HARNESS [FIELD…]")}
+				}
+				return nil
+			}
 			if update && len(args) != 1 {
 				return usageError{errors.New("vendor --update: want HARNESS")}
 			}
@@ -49,11 +65,15 @@ records: the reviewable change is the script diff plus the lock diff.`,
 			if update {
 				return env.vendorUpdate(cmd, args[0], asJSON)
 			}
+			if base {
+				return env.vendorBase(cmd, args[0], args[1:], asJSON)
+			}
 			return env.vendorOne(cmd, args[0], args[1], args[2], asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&update, "update", false, "refresh every vendored script of the harness at its ref's current commit")
+	cmd.Flags().BoolVar(&base, "base", false, "vendor the scripts the harness's remote base names, writing no field of the harness")
 	return cmd
 }
 

@@ -38,7 +38,8 @@
 // policy, pre_script, post_script, validation_loop.*) hold one mapping,
 // the others a list. Local resources carry no resolved_at. commit is
 // additive: only URLs whose ref is a branch or tag carry it, and a lock
-// file without it reads as before.
+// file without it reads as before. So is overrides: only a skills entry
+// with file-level overrides carries it, its whole set (Override).
 //
 // # Determinism
 //

@@ -63,6 +63,7 @@ type Dep struct {
 	ResolvedAt     string
 	Files          []FileHash
 	TransitiveDeps []Dep
+	Overrides      []Override `json:",omitempty"` // a skills entry's file overrides, if any (overrides.go)
 }
 
 // FileHash is one file of a directory dependency.
@@ -221,6 +222,7 @@ type (
 		Commit         string           `yaml:"commit"`
 		ResolvedAt     string           `yaml:"resolved_at"`
 		Files          []FileHash       `yaml:"files"`
+		Overrides      []Override       `yaml:"overrides"`
 		TransitiveDeps []transitiveYAML `yaml:"transitive_deps"`
 	}
 	// transitiveYAML is an entry of transitive_deps: a dependency that
@@ -319,6 +321,8 @@ func (d *depYAML) CheckKey(f *yamlx.Fields, key string) error {
 		if !isCommitID(d.Commit) {
 			err = f.Errorf(key, yamlx.ErrValue, "commit %q: want a full lower-case commit id (40 or 64 hex digits)", d.Commit)
 		}
+	case "overrides":
+		err = checkOverrides(f, key, d.Overrides)
 	case "files", "transitive_deps":
 		if yamlx.IsNull(f.Value(key)) {
 			err = f.Errorf(key, yamlx.ErrType, "expected a list")
@@ -332,7 +336,7 @@ func (d *depYAML) CheckKey(f *yamlx.Fields, key string) error {
 }
 
 func (d depYAML) dep() Dep {
-	out := Dep{URL: d.URL, Path: d.Path, SHA256: d.SHA256, Type: d.Type, Commit: d.Commit, ResolvedAt: d.ResolvedAt, Files: d.Files}
+	out := Dep{URL: d.URL, Path: d.Path, SHA256: d.SHA256, Type: d.Type, Commit: d.Commit, ResolvedAt: d.ResolvedAt, Files: d.Files, Overrides: d.Overrides}
 	for _, t := range d.TransitiveDeps {
 		td := t.dep()
 		td.Field = t.Field
@@ -443,6 +447,9 @@ func depNode(d Dep) *yaml.Node {
 			seq.Content = append(seq.Content, fn)
 		}
 		add(n, "files", seq)
+	}
+	if len(d.Overrides) > 0 {
+		add(n, "overrides", overridesNode(d.Overrides))
 	}
 	if len(d.TransitiveDeps) > 0 {
 		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}

@@ -127,13 +127,7 @@ func urlHost(u string) string {
 // repoPath names a resource across commits: for a forge URL its host,
 // repository and path (tree, blob and raw forms alike, the ref left out);
 // else the URL.
-func (r *resolver) repoPath(u string) string {
-	loc, err := forge.Parse(u, r.cfg.Forges)
-	if err != nil {
-		return u
-	}
-	return loc.Forge.Host + "\x00" + loc.Owner + "/" + loc.Repo + "\x00" + loc.Path
-}
+func (r *resolver) repoPath(u string) string { return repoPathOf(u, r.cfg.Forges) }
 
 // recordAnomalies audits each anomaly of res (one entry each, fetch_type
 // of the resource, anomaly set) and adds its line to res.Warnings.

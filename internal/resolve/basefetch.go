@@ -6,7 +6,6 @@ import (
 
 	"github.com/fullsend-ai/fullsend/internal/audit"
 	"github.com/fullsend-ai/fullsend/internal/cas"
-	"github.com/fullsend-ai/fullsend/internal/forge"
 	"github.com/fullsend-ai/fullsend/internal/harness"
 	"github.com/fullsend-ai/fullsend/internal/lock"
 	"github.com/fullsend-ai/fullsend/internal/ref"
@@ -93,14 +92,7 @@ func (r *resolver) vendorBaseScripts(h *harness.Harness) {
 // vendoredAt is the vendor: entry of lock.yaml for the script URL u.
 func (r *resolver) vendoredAt(u string) *lock.Vendored {
 	for i := range r.o.Lock.Vendor {
-		v := &r.o.Lock.Vendor[i]
-		if v.URL == u {
-			return v
-		}
-		if v.Ref == "" || r.repoPath(v.URL) != r.repoPath(u) {
-			continue
-		}
-		if loc, err := forge.Parse(u, r.cfg.Forges); err == nil && loc.Ref == v.Ref {
+		if v := &r.o.Lock.Vendor[i]; vendorServes(*v, u, r.cfg.Forges) {
 			return v
 		}
 	}

@@ -75,6 +75,7 @@ func (r *resolver) checkLock(res *Result) error {
 			warn = append(warn, fmt.Sprintf("%s: dependency %s resolved to sha256 %s but lock.yaml has %s; run `%s` to update it", res.Source, id, n.SHA256, strings.Join(got, ", "), fix))
 		}
 	}
+	warn = append(warn, overrideWarnings(res, entry, fix)...)
 	if len(warn) == 0 {
 		return nil
 	}
@@ -150,11 +151,14 @@ func LockEntry(res *Result, now time.Time) *lock.Harness {
 		}
 		n = next
 	}
+	overrides := lockedOverrides(res)
 	for _, e := range res.Graph.Root.Edges {
 		if e.Field == "base" {
 			continue
 		}
-		add(groupOf(e.Field), dep(e.To, "", []*Node{res.Graph.Root}))
+		d := dep(e.To, "", []*Node{res.Graph.Root})
+		d.Overrides = overrides[e.Field]
+		add(groupOf(e.Field), d)
 	}
 	for _, name := range order {
 		h.Dependencies = append(h.Dependencies, *groups[name])
