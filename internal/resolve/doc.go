@@ -96,7 +96,9 @@
 // # Concurrency and limits
 //
 // Nodes are fetched concurrently, at most Options.Concurrency network
-// fetches at a time (default DefaultConcurrency). Work is deduplicated by
+// fetches at a time (default DefaultConcurrency, the forge client's bound
+// on requests in flight, forge.DefaultMaxInFlight, which is what protects
+// a forge: a resolution never has more requests on a forge's wire). Work is deduplicated by
 // node (canonical URL and pin, or local path) and by content hash, so a
 // diamond fetches its shared dependency once. A dependency cycle is an
 // error printing the cycle ("a -> b -> a"); a node deeper than max_depth

@@ -33,11 +33,15 @@ import (
 	"github.com/fullsend-ai/fullsend/internal/yamlx"
 )
 
-// DefaultConcurrency bounds concurrent network fetches when
+// DefaultConcurrency bounds concurrent network fetches (nodes) when
 // Options.Concurrency is zero. What reaches a forge at once is bounded
-// separately by the forge client (forge.DefaultMaxInFlight requests for
-// the whole resolution).
-const DefaultConcurrency = 16
+// by the forge client: forge.DefaultMaxInFlight requests for the whole
+// resolution. Every node fetch has at least one request on the wire, so a
+// node bound of the same size never holds a wave of requests below that
+// bound (at 16, twenty three-file skills of one commit were fetched 48
+// blobs first, the last 12 one round trip later); plain https files have
+// no forge client and are bounded by this alone.
+const DefaultConcurrency = forge.DefaultMaxInFlight
 
 // Fetch types recorded in the audit log.
 const (
